@@ -1,0 +1,48 @@
+# Two entry points: `make demo` and `make test`. Each builds what it needs on a fresh machine.
+PY ?= python3.11
+VENV := .venv
+VENV40 := .venv-spark40
+STAMP := $(VENV)/.installed
+STAMP40 := $(VENV40)/.installed
+NODE_STAMP := node_modules/.installed
+
+export CDK_DISABLE_VERSION_CHECK := 1
+export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
+export PYTHONDONTWRITEBYTECODE := 1
+
+.PHONY: demo test test-spark40 setup clean
+
+setup: $(STAMP) $(STAMP40) $(NODE_STAMP)
+
+# Main environment: PySpark 4.3 (newest) plus everything the tests and the CDK app need.
+$(STAMP): pyproject.toml
+	$(PY) -m venv $(VENV)
+	$(VENV)/bin/pip install --quiet --upgrade pip
+	$(VENV)/bin/pip install --quiet -e '.[spark,dev]'
+	touch $@
+
+# Second environment: PySpark 4.0.2, the version EMR's emr-spark-8.0.0 runs.
+$(STAMP40): pyproject.toml
+	$(PY) -m venv $(VENV40)
+	$(VENV40)/bin/pip install --quiet --upgrade pip
+	$(VENV40)/bin/pip install --quiet -e '.[dev]' pyspark==4.0.2
+	touch $@
+
+# The CDK CLI, pinned exactly in package.json.
+$(NODE_STAMP): package.json package-lock.json
+	npm ci --no-audit --no-fund --loglevel=error
+	touch $@
+
+demo: $(STAMP) $(NODE_STAMP)
+	$(VENV)/bin/python scripts/demo.py
+
+# The whole suite on Spark 4.3, then the Spark-driving tests again on Spark 4.0.2.
+test: $(STAMP) $(STAMP40) $(NODE_STAMP)
+	$(VENV)/bin/python -m pytest -q
+	$(MAKE) --no-print-directory test-spark40
+
+test-spark40: $(STAMP40)
+	$(VENV40)/bin/python -m pytest -q -m spark
+
+clean:
+	rm -rf $(VENV) $(VENV40) node_modules dist .pytest_cache
