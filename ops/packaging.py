@@ -1,0 +1,550 @@
+"""Builds what an EMR Serverless job run needs into dist/, without Docker.
+
+Three artifacts, plus a manifest that `submit-job` reads:
+
+- `job.py`: the entry point (a copy of app/job.py).
+- `s3sqs.zip`: the connector package. It travels as `spark.archives=…#connector`, not `--py-files`:
+  Spark's streaming-source runner (the Python process that plans every micro-batch) does not see
+  `--py-files`, so the package must be importable by the interpreter itself. The environment below
+  carries a `.pth` file that points at `./connector`, the archive's sibling in the container's
+  working directory, so driver, planner and executor processes all import the same copy.
+- `s3sqs-env-cpXY-ARCH.tar.gz`: the Python dependencies, laid out as a virtual environment for
+  `spark.archives=…#environment` and `PYSPARK_PYTHON=./environment/bin/python`.
+
+How the environment resolves on EMR. A venv-pack'ed venv is a venv whose `bin/python` is a symlink to
+the interpreter it was created from, plus `pyvenv.cfg` naming that interpreter's directory (`home`).
+Python finds `pyvenv.cfg` next to the *unresolved* executable path, takes its prefix from there and its
+standard library from `home`, so the symlink only has to point at an interpreter of the same minor
+version that exists on the EMR image. AWS's recipe builds inside an Amazon Linux container so that the
+link reads /usr/bin/python3.11. We write the same layout directly: `bin/python -> /usr/bin/python3.X`,
+`pyvenv.cfg` with `home = /usr/bin`, and `lib/python3.X/site-packages` filled by pip from manylinux
+wheels for the target CPython and CPU (`pip install --target --platform … --only-binary=:all:`).
+Amazon Linux's Python uses `lib64` as platlibdir, but `site` also adds `lib/…/site-packages`, as it
+does for venvs created there. No Docker, no cross compiler: only binary wheels from the registry.
+
+Reproducible: versions come from pyproject.toml and ops/packaging_lock.py, entries are sorted, owners,
+permissions and timestamps are fixed, and gzip carries no name or time, so two builds from the same
+inputs are byte-identical.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import hashlib
+import io
+import json
+import os
+import platform
+import re
+import shutil
+import stat
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+import tomllib
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ops.packaging_lock import PINS, PROVIDED_BY_RUNTIME
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+DEFAULT_DIST = REPO_ROOT / "dist"
+# build/ is gitignored; wheels are cached per target so a rebuild needs no network.
+DEFAULT_WHEEL_CACHE = REPO_ROOT / "build" / "wheel-cache"
+MANIFEST_NAME = "manifest.json"
+ENTRY_POINT_NAME = "job.py"
+CONNECTOR_NAME = "s3sqs.zip"
+CONNECTOR_ARCHIVE_ALIAS = "connector"
+ENV_ARCHIVE_ALIAS = "environment"
+PYTHON_VERSIONS = ("3.11", "3.12")
+ARCHES = ("x86_64", "aarch64")
+# Amazon Linux 2023, which EMR's images run, has glibc 2.34: newer manylinux wheels would not load.
+DEFAULT_GLIBC = "2.34"
+DEFAULT_PYTHON_HOME = "/usr/bin"
+# Fixed timestamp for every archive entry (2020-01-01); SOURCE_DATE_EPOCH overrides it.
+DEFAULT_EPOCH = 1577836800
+# Build-time only: C headers, Cython sources and the test suite. Nothing imports them at run time.
+PRUNE_DIRS = ("pyarrow/include", "pyarrow/src", "pyarrow/tests")
+PRUNE_SUFFIXES = (".pyx", ".pxd", ".pxi")
+
+
+class PackagingError(RuntimeError):
+    """Something the user can fix: wrong inputs, missing wheels, inconsistent pins."""
+
+
+@dataclass(frozen=True)
+class Target:
+    python: str = "3.11"
+    arch: str = "x86_64"
+    glibc: str = DEFAULT_GLIBC
+    python_home: str = DEFAULT_PYTHON_HOME
+
+    def __post_init__(self):
+        if self.python not in PYTHON_VERSIONS:
+            raise PackagingError(f"unsupported Python {self.python!r}; choose one of {', '.join(PYTHON_VERSIONS)}")
+        if self.arch not in ARCHES:
+            raise PackagingError(f"unsupported architecture {self.arch!r}; choose one of {', '.join(ARCHES)}")
+        if not re.fullmatch(r"2\.\d+", self.glibc):
+            raise PackagingError(f"glibc must look like 2.34, got {self.glibc!r}")
+        if not self.python_home.startswith("/"):
+            raise PackagingError(f"--python-home must be an absolute directory, got {self.python_home!r}")
+
+    @property
+    def cp(self) -> str:
+        return "cp" + self.python.replace(".", "")
+
+    @property
+    def tag(self) -> str:
+        return f"{self.cp}-{self.arch}"
+
+    @property
+    def env_archive_name(self) -> str:
+        return f"s3sqs-env-{self.tag}.tar.gz"
+
+    @property
+    def emr_architecture(self) -> str:
+        """The EMR Serverless application's `architecture` value that can run this archive."""
+        return {"x86_64": "X86_64", "aarch64": "ARM64"}[self.arch]
+
+    def platforms(self) -> list[str]:
+        """Every manylinux tag the target's glibc can load, newest first (pip does not expand them)."""
+        minor = int(self.glibc.split(".")[1])
+        tags = [f"manylinux_2_{m}_{self.arch}" for m in range(minor, 16, -1)]
+        return tags + [f"manylinux2014_{self.arch}"]
+
+    def abis(self) -> list[str]:
+        return [self.cp, "abi3", "none"]
+
+
+@dataclass
+class Artifact:
+    name: str
+    path: Path
+    size: int
+    sha256: str
+    unpacked_size: int | None = None
+    note: str = ""
+
+
+@dataclass
+class BuildResult:
+    dist: Path
+    target: Target
+    artifacts: list[Artifact]
+    packages: dict[str, str]
+    package_sizes: dict[str, int] = field(default_factory=dict)
+    seconds: float = 0.0
+
+    def artifact(self, name: str) -> Artifact:
+        return next(a for a in self.artifacts if a.name == name)
+
+
+def log(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def canonical(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def runtime_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> dict[str, str]:
+    """The connector's [project] dependencies, each of which must be pinned with ==."""
+    from packaging.requirements import Requirement
+
+    data = tomllib.loads(pyproject.read_text())
+    reqs = {}
+    for spec in data.get("project", {}).get("dependencies", []):
+        req = Requirement(spec)
+        pins = [s for s in req.specifier if s.operator == "=="]
+        if len(pins) != 1 or len(req.specifier) != 1:
+            raise PackagingError(f"{pyproject.name}: dependency {spec!r} must be pinned exactly (name==version)")
+        reqs[canonical(req.name)] = pins[0].version
+    return reqs
+
+
+def resolve_pins(direct: dict[str, str], lock: dict[str, str] = PINS) -> dict[str, str]:
+    """Direct pins plus the lock's transitive ones; a disagreement between the two is an error."""
+    lock = {canonical(k): v for k, v in lock.items()}
+    for name, version in direct.items():
+        if name in PROVIDED_BY_RUNTIME:
+            raise PackagingError(f"{name} is provided by EMR and must not be a connector dependency")
+        if lock.get(name) != version:
+            raise PackagingError(
+                f"pyproject.toml pins {name}=={version} but ops/packaging_lock.py has "
+                f"{name}=={lock.get(name, '(nothing)')}; update the lock"
+            )
+    return dict(sorted(lock.items()))
+
+
+def _marker_env(target: Target) -> dict[str, str]:
+    return {
+        "python_version": target.python, "python_full_version": target.python + ".0",
+        "implementation_name": "cpython", "platform_python_implementation": "CPython",
+        "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
+        "platform_machine": target.arch, "extra": "",
+    }
+
+
+def check_closure(wheels: dict[str, Path], pins: dict[str, str], target: Target) -> None:
+    """Every requirement of every wheel (for this target) is pinned and satisfied, or runtime-provided."""
+    from packaging.requirements import Requirement
+
+    env = _marker_env(target)
+    problems = []
+    for name, wheel in sorted(wheels.items()):
+        with zipfile.ZipFile(wheel) as zf:
+            meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
+            meta = zf.read(meta_name).decode("utf-8", "replace")
+        for line in meta.splitlines():
+            if not line.startswith("Requires-Dist:"):
+                continue
+            req = Requirement(line.split(":", 1)[1].strip())
+            if req.marker is not None and not req.marker.evaluate(env):
+                continue
+            dep = canonical(req.name)
+            if dep in PROVIDED_BY_RUNTIME:
+                continue
+            if dep not in pins:
+                problems.append(f"{name} needs {req}, which ops/packaging_lock.py does not pin")
+            elif not req.specifier.contains(pins[dep], prereleases=True):
+                problems.append(f"{name} needs {req}, but the lock pins {dep}=={pins[dep]}")
+    if problems:
+        raise PackagingError("the pinned dependency set is inconsistent:\n  " + "\n  ".join(problems))
+
+
+def _supported(wheel_name: str, target: Target) -> bool:
+    from packaging.utils import parse_wheel_filename
+
+    _, _, _, tags = parse_wheel_filename(wheel_name)
+    platforms = set(target.platforms()) | {"any"}
+    interpreters = {target.cp, "py3", f"py{target.python.replace('.', '')}", "py2.py3"}
+    for t in tags:
+        abi_ok = t.abi in target.abis() and (t.abi != "abi3" or t.interpreter.startswith("cp3"))
+        if t.platform in platforms and abi_ok and (t.interpreter in interpreters or t.abi == "abi3"):
+            return True
+    return False
+
+
+def find_cached_wheels(cache: Path, pins: dict[str, str], target: Target) -> dict[str, Path]:
+    from packaging.utils import parse_wheel_filename
+
+    found = {}
+    if cache.is_dir():
+        for whl in sorted(cache.glob("*.whl")):
+            name, version, _, _ = parse_wheel_filename(whl.name)
+            name = canonical(name)
+            if pins.get(name) == str(version) and _supported(whl.name, target) and name not in found:
+                found[name] = whl
+    return found
+
+
+def _pip_platform_args(target: Target) -> list[str]:
+    args = ["--only-binary=:all:", "--implementation", "cp", "--python-version", target.python]
+    for p in target.platforms():
+        args += ["--platform", p]
+    for a in target.abis():
+        args += ["--abi", a]
+    return args
+
+
+def fetch_wheels(pins: dict[str, str], target: Target, cache: Path) -> dict[str, Path]:
+    """Binary wheels for the target, from the cache or else the registry (pip download, no deps)."""
+    cache.mkdir(parents=True, exist_ok=True)
+    have = find_cached_wheels(cache, pins, target)
+    missing = [n for n in pins if n not in have]
+    if missing:
+        log(f"downloading {len(missing)} wheel(s) for {target.tag}: {', '.join(missing)}")
+        cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--dest", str(cache),
+               *_pip_platform_args(target), *[f"{n}=={pins[n]}" for n in missing]]
+        proc = subprocess.run(cmd, capture_output=True, text=True)
+        if proc.returncode != 0:
+            raise PackagingError(
+                f"pip could not download binary wheels for {target.tag} (glibc {target.glibc}):\n"
+                + (proc.stderr.strip() or proc.stdout.strip())
+            )
+        have = find_cached_wheels(cache, pins, target)
+    else:
+        log(f"all {len(pins)} wheels for {target.tag} found in {_rel(cache)}")
+    still = [n for n in pins if n not in have]
+    if still:
+        raise PackagingError(f"no binary wheel for {target.tag} of: {', '.join(still)}")
+    return have
+
+
+def install_wheels(wheels: dict[str, Path], target: Target, site_packages: Path) -> None:
+    site_packages.mkdir(parents=True, exist_ok=True)
+    log(f"installing {len(wheels)} wheels into the environment")
+    # --no-compile: .pyc files hold build-time mtimes, and Python writes its own on EMR.
+    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--no-compile",
+           "--disable-pip-version-check", "--target", str(site_packages), *_pip_platform_args(target),
+           *[str(w) for _, w in sorted(wheels.items())]]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    if proc.returncode != 0:
+        raise PackagingError("pip install into the environment failed:\n" + (proc.stderr or proc.stdout).strip())
+    # Console scripts carry this machine's interpreter in their shebang; nothing on EMR runs them.
+    shutil.rmtree(site_packages / "bin", ignore_errors=True)
+    for rel in PRUNE_DIRS:
+        shutil.rmtree(site_packages / rel, ignore_errors=True)
+    for p in list(site_packages.rglob("*")):
+        if p.is_dir() and p.name == "__pycache__":
+            shutil.rmtree(p)
+        elif p.is_file() and p.suffix in PRUNE_SUFFIXES:
+            p.unlink()
+
+
+def lay_out_environment(root: Path, target: Target) -> Path:
+    """The venv skeleton around site-packages; returns the site-packages directory."""
+    site = root / "lib" / f"python{target.python}" / "site-packages"
+    (root / "bin").mkdir(parents=True, exist_ok=True)
+    site.mkdir(parents=True, exist_ok=True)
+    os.symlink(f"{target.python_home.rstrip('/')}/python{target.python}", root / "bin" / "python")
+    os.symlink("python", root / "bin" / "python3")
+    os.symlink("python", root / "bin" / f"python{target.python}")
+    (root / "pyvenv.cfg").write_text(
+        f"home = {target.python_home.rstrip('/')}\ninclude-system-site-packages = false\n"
+        f"version = {target.python}\n"
+    )
+    # site-packages is environment/lib/pythonX.Y/site-packages: four levels up is the working directory
+    # where Spark also unpacks the connector archive. site.py joins and normalises this lexically.
+    (site / "s3sqs-connector.pth").write_text(f"../../../../{CONNECTOR_ARCHIVE_ALIAS}\n")
+    return site
+
+
+def _epoch() -> int:
+    return int(os.environ.get("SOURCE_DATE_EPOCH", DEFAULT_EPOCH))
+
+
+def write_tar_gz(src: Path, out: Path, compresslevel: int = 6) -> int:
+    """Deterministic tar.gz of src's contents (entries at the archive root); returns unpacked bytes."""
+    mtime = _epoch()
+    entries = sorted(p for p in src.rglob("*"))
+    unpacked = 0
+    tmp = out.with_name(out.name + ".partial")
+    with open(tmp, "wb") as raw:
+        # filename="" and mtime=0 keep the gzip header free of the build's name and time.
+        with gzip.GzipFile(filename="", mode="wb", fileobj=raw, compresslevel=compresslevel, mtime=0) as gz:
+            with tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar:
+                for p in entries:
+                    rel = p.relative_to(src).as_posix()
+                    info = tarfile.TarInfo(rel)
+                    info.mtime = mtime
+                    info.uid = info.gid = 0
+                    info.uname = info.gname = "root"
+                    st = p.lstat()
+                    if stat.S_ISLNK(st.st_mode):
+                        info.type = tarfile.SYMTYPE
+                        info.linkname = os.readlink(p)
+                        info.mode = 0o777
+                        tar.addfile(info)
+                    elif stat.S_ISDIR(st.st_mode):
+                        info.type = tarfile.DIRTYPE
+                        info.mode = 0o755
+                        tar.addfile(info)
+                    else:
+                        info.size = st.st_size
+                        info.mode = 0o755 if st.st_mode & 0o111 else 0o644
+                        unpacked += st.st_size
+                        with open(p, "rb") as f:
+                            tar.addfile(info, f)
+    tmp.replace(out)
+    return unpacked
+
+
+def write_connector_zip(package_dir: Path, out: Path) -> int:
+    """Deterministic zip of the connector package (the `s3sqs/` directory at the zip's root)."""
+    y, mo, d, h, mi, s = time.gmtime(max(_epoch(), 315532800))[:6]  # zip cannot date before 1980
+    files = sorted(
+        p for p in package_dir.rglob("*")
+        if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")
+    )
+    if not any(p.name == "__init__.py" and p.parent == package_dir for p in files):
+        raise PackagingError(f"{package_dir} is not a Python package (no __init__.py)")
+    unpacked = 0
+    tmp = out.with_name(out.name + ".partial")
+    with zipfile.ZipFile(tmp, "w") as zf:
+        for p in files:
+            info = zipfile.ZipInfo(f"{package_dir.name}/{p.relative_to(package_dir).as_posix()}", (y, mo, d, h, mi, s))
+            info.external_attr = 0o644 << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            data = p.read_bytes()
+            unpacked += len(data)
+            zf.writestr(info, data)
+    tmp.replace(out)
+    return unpacked
+
+
+def sha256_of(path: Path) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+def _dir_size(p: Path) -> int:
+    return sum(f.lstat().st_size for f in p.rglob("*") if f.is_file() and not f.is_symlink())
+
+
+def _package_sizes(site: Path, packages: dict[str, str]) -> dict[str, int]:
+    """Unpacked bytes per installed distribution, from each one's RECORD."""
+    sizes = {}
+    for dist_info in sorted(site.glob("*.dist-info")):
+        name = canonical(dist_info.name[: -len(".dist-info")].rsplit("-", 1)[0])
+        total = 0
+        record = dist_info / "RECORD"
+        if record.exists():
+            for line in record.read_text().splitlines():
+                rel = line.split(",", 1)[0]
+                f = site / rel
+                if rel and f.is_file():
+                    total += f.stat().st_size
+        sizes[name] = total
+    return {n: sizes.get(n, 0) for n in packages}
+
+
+def build(
+    target: Target = Target(),
+    dist: Path = DEFAULT_DIST,
+    wheel_cache: Path = DEFAULT_WHEEL_CACHE,
+    entry_point: Path = REPO_ROOT / "app" / "job.py",
+    connector_dir: Path = REPO_ROOT / "app" / "s3sqs",
+    pyproject: Path = REPO_ROOT / "pyproject.toml",
+    compresslevel: int = 6,
+) -> BuildResult:
+    started = time.monotonic()
+    if not entry_point.is_file():
+        raise PackagingError(f"entry point {entry_point} not found")
+    if not connector_dir.is_dir():
+        raise PackagingError(f"connector package {connector_dir} not found")
+    pins = resolve_pins(runtime_requirements(pyproject))
+    wheels = fetch_wheels(pins, target, Path(wheel_cache))
+    check_closure(wheels, pins, target)
+
+    dist = Path(dist)
+    dist.mkdir(parents=True, exist_ok=True)
+    artifacts = []
+    with tempfile.TemporaryDirectory(prefix="s3sqs-env-") as tmp:
+        env_root = Path(tmp) / "env"
+        site = lay_out_environment(env_root, target)
+        install_wheels(wheels, target, site)
+        package_sizes = _package_sizes(site, pins)
+        env_out = dist / target.env_archive_name
+        log(f"writing {_rel(env_out)}")
+        unpacked = write_tar_gz(env_root, env_out, compresslevel)
+        artifacts.append(Artifact(target.env_archive_name, env_out, env_out.stat().st_size, sha256_of(env_out),
+                                  unpacked, f"#{ENV_ARCHIVE_ALIAS}: Python {target.python}, {target.arch}"))
+
+    conn_out = dist / CONNECTOR_NAME
+    unpacked = write_connector_zip(connector_dir, conn_out)
+    artifacts.append(Artifact(CONNECTOR_NAME, conn_out, conn_out.stat().st_size, sha256_of(conn_out), unpacked,
+                              f"#{CONNECTOR_ARCHIVE_ALIAS}: the s3sqs package"))
+
+    entry_out = dist / ENTRY_POINT_NAME
+    shutil.copyfile(entry_point, entry_out)
+    artifacts.append(Artifact(ENTRY_POINT_NAME, entry_out, entry_out.stat().st_size, sha256_of(entry_out),
+                              note="entry point"))
+
+    result = BuildResult(dist, target, artifacts, pins, package_sizes, time.monotonic() - started)
+    write_manifest(result)
+    return result
+
+
+def write_manifest(result: BuildResult) -> Path:
+    t = result.target
+    manifest = {
+        "target": {"python": t.python, "arch": t.arch, "glibc": t.glibc, "python_home": t.python_home,
+                   "emr_architecture": t.emr_architecture},
+        "entry_point": ENTRY_POINT_NAME,
+        "connector": CONNECTOR_NAME,
+        "environment": t.env_archive_name,
+        "artifacts": {a.name: {"size": a.size, "sha256": a.sha256, "unpacked_size": a.unpacked_size}
+                      for a in result.artifacts},
+        "packages": result.packages,
+    }
+    path = result.dist / MANIFEST_NAME
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    return path
+
+
+def human(n: int | None) -> str:
+    if n is None:
+        return "-"
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if n < 1024 or unit == "GiB":
+            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
+        n /= 1024
+    return str(n)
+
+
+def _rel(p: Path) -> str:
+    try:
+        return str(Path(p).resolve().relative_to(Path.cwd()))
+    except ValueError:
+        return str(p)
+
+
+def report(result: BuildResult) -> str:
+    rows = [("artifact", "size", "unpacked", "sha256", "")]
+    for a in result.artifacts:
+        rows.append((_rel(a.path), human(a.size), human(a.unpacked_size), a.sha256[:12], a.note))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = ["  ".join(r[i].ljust(widths[i]) for i in range(4)) + ("  " + r[4] if r[4] else "") for r in rows]
+    lines.append("")
+    lines.append(f"environment contents ({result.target.tag}, unpacked):")
+    for name, version in result.packages.items():
+        lines.append(f"  {name}=={version}".ljust(34) + human(result.package_sizes.get(name)).rjust(10))
+    lines.append(f"built in {result.seconds:.1f} s; manifest: {_rel(result.dist / MANIFEST_NAME)}")
+    return "\n".join(lines)
+
+
+def load_manifest(dist: Path = DEFAULT_DIST) -> dict:
+    """The manifest of a finished build, with every artifact present and unchanged."""
+    dist = Path(dist)
+    path = dist / MANIFEST_NAME
+    if not path.is_file():
+        raise PackagingError(f"{_rel(path)} not found: run scripts/package-job first")
+    manifest = json.loads(path.read_text())
+    for name, meta in manifest["artifacts"].items():
+        p = dist / name
+        if not p.is_file():
+            raise PackagingError(f"{_rel(p)} is missing: run scripts/package-job again")
+        if p.stat().st_size != meta["size"]:
+            raise PackagingError(f"{_rel(p)} changed since it was built: run scripts/package-job again")
+    return manifest
+
+
+def host_arch() -> str:
+    m = platform.machine().lower()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)
+
+
+def main(argv: list[str] | None = None) -> int:
+    p = argparse.ArgumentParser(
+        prog="package-job",
+        description="Build the EMR Serverless artifacts (entry point, connector, dependency archive) into dist/.",
+    )
+    p.add_argument("--python", default="3.11", choices=PYTHON_VERSIONS, help="the runtime's Python (default 3.11)")
+    p.add_argument("--arch", default="x86_64", choices=ARCHES,
+                   help="the EMR application's CPU: x86_64 (X86_64) or aarch64 (ARM64); default x86_64")
+    p.add_argument("--python-home", default=DEFAULT_PYTHON_HOME,
+                   help="directory holding pythonX.Y on the runtime image (default /usr/bin)")
+    p.add_argument("--glibc", default=DEFAULT_GLIBC, help="newest glibc the runtime has (default 2.34, AL2023)")
+    p.add_argument("--dist", type=Path, default=DEFAULT_DIST, help="output directory (default dist/)")
+    p.add_argument("--wheel-cache", type=Path, default=DEFAULT_WHEEL_CACHE,
+                   help="downloaded wheels are kept here (default build/wheel-cache/)")
+    args = p.parse_args(argv)
+    try:
+        target = Target(args.python, args.arch, args.glibc, args.python_home)
+        result = build(target, args.dist, args.wheel_cache)
+    except PackagingError as e:
+        print(f"package-job: error: {e}", file=sys.stderr)
+        return 2
+    print(report(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
