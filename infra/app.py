@@ -1,0 +1,67 @@
+"""CDK entry point (`cdk.json` runs `python -m infra.app`) and the in-process App builder used by tests."""
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+# Node 20 still runs jsii here; the end-of-life banner would only add noise to every synth.
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+
+from aws_cdk import App, Validations  # noqa: E402
+from cdk_nag import AwsSolutionsChecks  # noqa: E402
+
+from infra import STACK_NAME  # noqa: E402
+from infra.config import ConfigError, config_from_node  # noqa: E402
+from infra.stack import StreamingStack  # noqa: E402
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CDK_JSON = REPO_ROOT / "cdk.json"
+
+
+def cdk_json_context(path: Path = CDK_JSON) -> dict[str, Any]:
+    """The "context" of cdk.json: feature flags plus this app's settings."""
+    return dict(json.loads(path.read_text()).get("context", {}))
+
+
+def build_app(
+    context: dict[str, Any] | None = None,
+    *,
+    nag: bool = True,
+    builtin_validation: bool | None = None,
+    outdir: str | None = None,
+) -> tuple[App, StreamingStack]:
+    """Build the App and its one stack.
+
+    With `context` None the App reads what the CDK CLI passes (cdk.json plus `-c`); in-process callers
+    pass cdk.json's context explicitly, since a bare App would use different feature-flag defaults.
+    """
+    kwargs: dict[str, Any] = {}
+    if context is not None:
+        kwargs["context"] = context
+    if builtin_validation is not None:
+        kwargs["builtin_cloud_formation_validation"] = builtin_validation
+    if outdir is not None:
+        kwargs["outdir"] = outdir
+    app = App(**kwargs)
+    config = config_from_node(app.node)
+    stack = StreamingStack(
+        app, STACK_NAME, config=config,
+        description="S3 notifications -> SNS fan-out -> per-consumer SQS queues -> EMR Serverless Spark",
+    )
+    if nag:
+        Validations.of(app).add_plugins(AwsSolutionsChecks(app))
+    return app, stack
+
+
+def main() -> None:
+    try:
+        app, _ = build_app()
+    except ConfigError as e:
+        raise SystemExit(f"cdk.json context is invalid: {e}") from None
+    app.synth()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,378 @@
+"""The stack's settings, parsed once from cdk.json context into frozen dataclasses.
+
+Every error names the context key (for example `consumers[1].maxReceiveCount`) and says what is
+allowed, so a bad value fails `cdk synth` before any construct is built. Values given on the command
+line with `-c key=value` arrive as strings; JSON objects and lists are accepted in that form too.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+# Top-level context keys this module owns; everything else in the context (feature flags) is ignored.
+CONTEXT_KEYS = (
+    "sourceBucket",
+    "eventFilter",
+    "consumers",
+    "crossAccountPrincipals",
+    "kms",
+    "emr",
+    "alarms",
+)
+
+DEFAULT_RELEASE_LABEL = "emr-spark-8.0.0"
+ARCHITECTURES = ("X86_64", "ARM64")
+
+_ACCOUNT_RE = re.compile(r"^\d{12}$")
+_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$|^[a-z]$")
+# Real S3 URL-encodes event keys (a space becomes "+"), so a prefix outside these characters would be
+# compared in encoded form by SNS and never match.
+_KEY_PART_RE = re.compile(r"^[A-Za-z0-9/_.\-=]*$")
+_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
+_PRINCIPAL_RE = re.compile(r"^arn:aws[a-z\-]*:iam::(\d{12}):(root|role/[\w+=,.@/\-]+|user/[\w+=,.@/\-]+)$")
+_RELEASE_RE = re.compile(r"^emr-(?:spark-)?(\d+)\.(\d+)\.(\d+)$")
+_KEY_ARN_RE = re.compile(r"^arn:aws[a-z\-]*:kms:[a-z0-9\-]+:\d{12}:key/[0-9a-f\-]{36}$")
+
+
+class ConfigError(ValueError):
+    """A context value is missing or not allowed; the message names the key."""
+
+
+@dataclass(frozen=True)
+class SourceBucketConfig:
+    """`mode` "new" creates the bucket; "import" uses an existing bucket in the stack's account."""
+
+    mode: str
+    bucket_name: str | None = None
+
+    @property
+    def imported(self) -> bool:
+        return self.mode == "import"
+
+
+@dataclass(frozen=True)
+class EventFilterConfig:
+    prefix: str = ""
+    suffix: str = ""
+
+
+@dataclass(frozen=True)
+class ConsumerConfig:
+    name: str
+    account_id: str
+    prefix: str = ""
+    max_receive_count: int = 5
+    visibility_timeout_seconds: int = 300
+
+    @property
+    def construct_id(self) -> str:
+        """CamelCase form of the name, for logical ids and output names ("raw-events" -> "RawEvents")."""
+        return "".join(part[:1].upper() + part[1:] for part in self.name.split("-"))
+
+
+@dataclass(frozen=True)
+class KmsConfig:
+    """`mode` "managed": SQS-managed SSE on queues, S3-managed on buckets. "customer": one CMK for all."""
+
+    mode: str = "managed"
+
+    @property
+    def customer_managed(self) -> bool:
+        return self.mode == "customer"
+
+
+@dataclass(frozen=True)
+class EmrConfig:
+    release_label: str = DEFAULT_RELEASE_LABEL
+    architecture: str = "X86_64"
+    max_vcpu: int = 16
+    max_memory_gb: int = 64
+    max_disk_gb: int = 200
+    idle_timeout_minutes: int = 15
+    log_retention_days: int = 30
+
+
+@dataclass(frozen=True)
+class AlarmConfig:
+    dlq_messages_threshold: int = 1
+    oldest_message_age_seconds: int = 900
+    period_seconds: int = 300
+    evaluation_periods: int = 1
+
+
+@dataclass(frozen=True)
+class StackConfig:
+    source_bucket: SourceBucketConfig
+    event_filter: EventFilterConfig
+    consumers: tuple[ConsumerConfig, ...]
+    cross_account_principals: tuple[str, ...] = ()
+    kms: KmsConfig = field(default_factory=KmsConfig)
+    emr: EmrConfig = field(default_factory=EmrConfig)
+    alarms: AlarmConfig = field(default_factory=AlarmConfig)
+
+    def principals_for(self, consumer: ConsumerConfig) -> tuple[str, ...]:
+        """The IAM principals that act for a consumer: those listed for its account, else the account root."""
+        listed = tuple(p for p in self.cross_account_principals if principal_account(p) == consumer.account_id)
+        return listed or (f"arn:aws:iam::{consumer.account_id}:root",)
+
+    def read_prefix(self, consumer: ConsumerConfig) -> str:
+        """The key prefix a consumer may read: its own, else everything the notifications cover."""
+        return consumer.prefix or self.event_filter.prefix
+
+
+def principal_account(principal_arn: str) -> str:
+    m = _PRINCIPAL_RE.match(principal_arn)
+    if not m:
+        raise ValueError(principal_arn)
+    return m.group(1)
+
+
+# --- parsing helpers -------------------------------------------------------------------------------
+
+def _decode(value: Any, key: str, kind: type) -> Any:
+    """Accept JSON text for object/list values, as `cdk synth -c key='{...}'` passes strings."""
+    if isinstance(value, str) and kind in (dict, list):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as e:
+            raise ConfigError(f"{key}: expected a JSON {_kind_name(kind)}, got unparsable text ({e.msg})") from None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ConfigError(f"{key}: expected {_kind_name(kind)}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _kind_name(kind: type) -> str:
+    return {dict: "object", list: "list", str: "string", int: "integer", bool: "boolean"}[kind]
+
+
+def _object(raw: Any, key: str, allowed: tuple[str, ...]) -> dict:
+    obj = _decode(raw, key, dict)
+    unknown = sorted(set(obj) - set(allowed))
+    if unknown:
+        raise ConfigError(f"{key}: unknown key(s) {', '.join(unknown)}; allowed keys: {', '.join(allowed)}")
+    return obj
+
+
+def _int(obj: dict, name: str, key: str, default: int, lo: int, hi: int) -> int:
+    full = f"{key}.{name}"
+    if name not in obj:
+        return default
+    value = obj[name]
+    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+        value = int(value)
+    value = _decode(value, full, int)
+    if not lo <= value <= hi:
+        raise ConfigError(f"{full}: {value} is out of range; allowed: an integer from {lo} to {hi}")
+    return value
+
+
+def _str(obj: dict, name: str, key: str, default: str | None = None) -> str | None:
+    if name not in obj or obj[name] is None:
+        return default
+    return _decode(obj[name], f"{key}.{name}", str)
+
+
+def _choice(obj: dict, name: str, key: str, default: str, choices: tuple[str, ...]) -> str:
+    value = _str(obj, name, key, default)
+    if value not in choices:
+        raise ConfigError(f"{key}.{name}: {value!r} is not allowed; allowed: {', '.join(map(repr, choices))}")
+    return value
+
+
+def _key_part(obj: dict, name: str, key: str) -> str:
+    value = _str(obj, name, key, "") or ""
+    if len(value) > 512 or not _KEY_PART_RE.match(value):
+        raise ConfigError(
+            f"{key}.{name}: {value!r} is not allowed; allowed: up to 512 characters from A-Z a-z 0-9 / _ . - = "
+            "(S3 URL-encodes other characters in event keys, so filters on them would not match)"
+        )
+    return value
+
+
+# --- sections --------------------------------------------------------------------------------------
+
+def _source_bucket(raw: Any) -> SourceBucketConfig:
+    key = "sourceBucket"
+    if raw is None:
+        raise ConfigError(f'{key}: missing; allowed: {{"mode": "new"}} or {{"mode": "import", "bucketName": "..."}}')
+    obj = _object(raw, key, ("mode", "bucketName"))
+    mode = _choice(obj, "mode", key, "new", ("new", "import"))
+    name = _str(obj, "bucketName", key)
+    if mode == "import" and not name:
+        raise ConfigError(f'{key}.bucketName: required when {key}.mode is "import"; allowed: an existing bucket name')
+    if mode == "new" and name is not None:
+        raise ConfigError(
+            f'{key}.bucketName: only allowed when {key}.mode is "import"; a new bucket gets a generated name'
+        )
+    if name is not None and (not _BUCKET_RE.match(name) or ".." in name):
+        raise ConfigError(f"{key}.bucketName: {name!r} is not a valid S3 bucket name; allowed: 3-63 of a-z 0-9 . -")
+    return SourceBucketConfig(mode=mode, bucket_name=name)
+
+
+def _event_filter(raw: Any) -> EventFilterConfig:
+    key = "eventFilter"
+    obj = _object(raw if raw is not None else {}, key, ("prefix", "suffix"))
+    return EventFilterConfig(prefix=_key_part(obj, "prefix", key), suffix=_key_part(obj, "suffix", key))
+
+
+def _consumer(raw: Any, key: str, event_filter: EventFilterConfig) -> ConsumerConfig:
+    obj = _object(raw, key, ("name", "accountId", "prefix", "maxReceiveCount", "visibilityTimeoutSeconds"))
+    name = _str(obj, "name", key)
+    if name is None or not _NAME_RE.match(name):
+        raise ConfigError(
+            f"{key}.name: {name!r} is not allowed; allowed: 1-32 characters, lower-case letters, digits and '-', "
+            "starting with a letter and not ending with '-'"
+        )
+    account = _str(obj, "accountId", key)
+    if account is None or not _ACCOUNT_RE.match(account):
+        raise ConfigError(f"{key}.accountId: {account!r} is not allowed; allowed: a 12-digit AWS account id string")
+    prefix = _key_part(obj, "prefix", key)
+    if prefix and not prefix.startswith(event_filter.prefix):
+        raise ConfigError(
+            f"{key}.prefix: {prefix!r} lies outside eventFilter.prefix {event_filter.prefix!r}, so it would never "
+            f"receive an event; allowed: a prefix starting with {event_filter.prefix!r}, or \"\""
+        )
+    return ConsumerConfig(
+        name=name,
+        account_id=account,
+        prefix=prefix,
+        max_receive_count=_int(obj, "maxReceiveCount", key, 5, 1, 1000),
+        visibility_timeout_seconds=_int(obj, "visibilityTimeoutSeconds", key, 300, 0, 43200),
+    )
+
+
+def _consumers(raw: Any, event_filter: EventFilterConfig) -> tuple[ConsumerConfig, ...]:
+    key = "consumers"
+    if raw is None:
+        raise ConfigError(f"{key}: missing; allowed: a non-empty list of consumer objects")
+    items = _decode(raw, key, list)
+    if not items:
+        raise ConfigError(f"{key}: empty; allowed: a non-empty list of consumer objects")
+    if len(items) > 40:
+        raise ConfigError(f"{key}: {len(items)} consumers; allowed: at most 40 (CloudFormation output limits)")
+    consumers = tuple(_consumer(item, f"{key}[{i}]", event_filter) for i, item in enumerate(items))
+    seen: dict[str, int] = {}
+    for i, c in enumerate(consumers):
+        if c.construct_id in seen:
+            raise ConfigError(
+                f"{key}[{i}].name: {c.name!r} clashes with {key}[{seen[c.construct_id]}].name; allowed: unique names"
+            )
+        seen[c.construct_id] = i
+    return consumers
+
+
+def _principals(raw: Any, consumers: tuple[ConsumerConfig, ...]) -> tuple[str, ...]:
+    key = "crossAccountPrincipals"
+    items = _decode(raw if raw is not None else [], key, list)
+    accounts = sorted({c.account_id for c in consumers})
+    out: list[str] = []
+    for i, item in enumerate(items):
+        k = f"{key}[{i}]"
+        value = _decode(item, k, str)
+        if _ACCOUNT_RE.match(value):
+            value = f"arn:aws:iam::{value}:root"
+        m = _PRINCIPAL_RE.match(value)
+        if not m:
+            raise ConfigError(
+                f"{k}: {value!r} is not allowed; allowed: a 12-digit account id or an IAM ARN "
+                "arn:aws:iam::<account>:root|role/<name>|user/<name>"
+            )
+        if m.group(1) not in accounts:
+            raise ConfigError(
+                f"{k}: account {m.group(1)} is not the accountId of any consumer; allowed: principals in "
+                f"{', '.join(accounts)}"
+            )
+        if value in out:
+            raise ConfigError(f"{k}: {value!r} is listed twice; allowed: each principal once")
+        out.append(value)
+    return tuple(out)
+
+
+def _kms(raw: Any) -> KmsConfig:
+    key = "kms"
+    obj = _object(raw if raw is not None else {}, key, ("mode",))
+    return KmsConfig(mode=_choice(obj, "mode", key, "managed", ("managed", "customer")))
+
+
+def _emr(raw: Any) -> EmrConfig:
+    key = "emr"
+    obj = _object(
+        raw if raw is not None else {},
+        key,
+        ("releaseLabel", "architecture", "maximumCapacity", "idleTimeoutMinutes", "logRetentionDays"),
+    )
+    label = _str(obj, "releaseLabel", key, DEFAULT_RELEASE_LABEL)
+    m = _RELEASE_RE.match(label)
+    # Spark 4 is the first with Python streaming sources; every emr-7.x and older ships Spark 3.
+    if not m or not label.startswith("emr-spark-"):
+        raise ConfigError(
+            f"{key}.releaseLabel: {label!r} is not allowed; allowed: an EMR release with Spark 4, "
+            f"emr-spark-<major>.<minor>.<patch> such as {DEFAULT_RELEASE_LABEL!r} (emr-7.x ships Spark 3.5)"
+        )
+    cap_key = f"{key}.maximumCapacity"
+    cap = _object(obj.get("maximumCapacity") or {}, cap_key, ("vcpu", "memoryGb", "diskGb"))
+    vcpu = _int(cap, "vcpu", cap_key, 16, 1, 4000)
+    memory = _int(cap, "memoryGb", cap_key, 64, 2, 24000)
+    if not vcpu <= memory <= vcpu * 8:
+        raise ConfigError(
+            f"{cap_key}.memoryGb: {memory} GB for {vcpu} vCPU is not allowed; allowed: 1 to 8 GB per vCPU "
+            f"({vcpu} to {vcpu * 8})"
+        )
+    retention = _int(obj, "logRetentionDays", key, 30, 1, 3653)
+    if retention not in _LOG_RETENTION_DAYS:
+        raise ConfigError(
+            f"{key}.logRetentionDays: {retention} is not allowed; allowed: {', '.join(map(str, _LOG_RETENTION_DAYS))}"
+        )
+    return EmrConfig(
+        release_label=label,
+        architecture=_choice(obj, "architecture", key, "X86_64", ARCHITECTURES),
+        max_vcpu=vcpu,
+        max_memory_gb=memory,
+        max_disk_gb=_int(cap, "diskGb", cap_key, 200, 20, 200000),
+        idle_timeout_minutes=_int(obj, "idleTimeoutMinutes", key, 15, 1, 10080),
+        log_retention_days=retention,
+    )
+
+
+_LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557,
+                       2922, 3288, 3653)
+
+
+def _alarms(raw: Any) -> AlarmConfig:
+    key = "alarms"
+    obj = _object(
+        raw if raw is not None else {},
+        key,
+        ("dlqMessagesThreshold", "oldestMessageAgeSeconds", "periodSeconds", "evaluationPeriods"),
+    )
+    period = _int(obj, "periodSeconds", key, 300, 60, 86400)
+    if period % 60:
+        raise ConfigError(f"{key}.periodSeconds: {period} is not allowed; allowed: a multiple of 60")
+    return AlarmConfig(
+        dlq_messages_threshold=_int(obj, "dlqMessagesThreshold", key, 1, 1, 1_000_000),
+        oldest_message_age_seconds=_int(obj, "oldestMessageAgeSeconds", key, 900, 60, 1_209_600),
+        period_seconds=period,
+        evaluation_periods=_int(obj, "evaluationPeriods", key, 1, 1, 100),
+    )
+
+
+def parse_config(context: Mapping[str, Any]) -> StackConfig:
+    """Build the validated settings from a context mapping (cdk.json's "context", plus -c overrides)."""
+    event_filter = _event_filter(context.get("eventFilter"))
+    consumers = _consumers(context.get("consumers"), event_filter)
+    return StackConfig(
+        source_bucket=_source_bucket(context.get("sourceBucket")),
+        event_filter=event_filter,
+        consumers=consumers,
+        cross_account_principals=_principals(context.get("crossAccountPrincipals"), consumers),
+        kms=_kms(context.get("kms")),
+        emr=_emr(context.get("emr")),
+        alarms=_alarms(context.get("alarms")),
+    )
+
+
+def config_from_node(node: Any) -> StackConfig:
+    """Read this module's keys from a construct node's context (what `cdk synth` passes in)."""
+    return parse_config({k: node.try_get_context(k) for k in CONTEXT_KEYS})

@@ -1,0 +1,253 @@
+"""The stack: source bucket -> fan-out topic -> one queue per consumer -> EMR Serverless jobs."""
+from __future__ import annotations
+
+from aws_cdk import Aws, CfnOutput, Duration, RemovalPolicy, Stack
+from aws_cdk import aws_emrserverless as emrs
+from aws_cdk import aws_iam as iam
+from aws_cdk import aws_kms as kms
+from aws_cdk import aws_logs as logs
+from aws_cdk import aws_s3 as s3
+from constructs import Construct
+
+from infra.config import EmrConfig, StackConfig
+from infra.patterns import ConsumerQueue, FanOutTopic, JobRole, SecureBucket, acknowledge
+
+CHECKPOINT_ROOT = "checkpoints/"
+OUTPUT_ROOT = "output/"
+MONITORING_PREFIX = "emr-logs/"
+
+
+class SparkApplication(Construct):
+    """EMR Serverless Spark application that starts on demand, stops when idle and keeps its logs."""
+
+    def __init__(
+        self,
+        scope: Construct,
+        id: str,
+        *,
+        emr: EmrConfig,
+        artifacts_bucket: s3.IBucket,
+        encryption_key: kms.IKey | None,
+    ) -> None:
+        super().__init__(scope, id)
+        self.log_group = logs.LogGroup(
+            self,
+            "Logs",
+            retention=logs.RetentionDays(_retention_enum(emr.log_retention_days)),
+            encryption_key=encryption_key,
+            removal_policy=RemovalPolicy.RETAIN,
+        )
+        key_arn = encryption_key.key_arn if encryption_key else None
+        self.application = emrs.CfnApplication(
+            self,
+            "Application",
+            name=f"{Stack.of(self).stack_name}-spark",
+            type="SPARK",
+            release_label=emr.release_label,
+            architecture=emr.architecture,
+            auto_start_configuration=emrs.CfnApplication.AutoStartConfigurationProperty(enabled=True),
+            auto_stop_configuration=emrs.CfnApplication.AutoStopConfigurationProperty(
+                enabled=True, idle_timeout_minutes=emr.idle_timeout_minutes
+            ),
+            maximum_capacity=emrs.CfnApplication.MaximumAllowedResourcesProperty(
+                cpu=f"{emr.max_vcpu} vCPU", memory=f"{emr.max_memory_gb} GB", disk=f"{emr.max_disk_gb} GB"
+            ),
+            monitoring_configuration=emrs.CfnApplication.MonitoringConfigurationProperty(
+                s3_monitoring_configuration=emrs.CfnApplication.S3MonitoringConfigurationProperty(
+                    log_uri=artifacts_bucket.s3_url_for_object(MONITORING_PREFIX),
+                    encryption_key_arn=key_arn,
+                ),
+                cloud_watch_logging_configuration=emrs.CfnApplication.CloudWatchLoggingConfigurationProperty(
+                    enabled=True,
+                    log_group_name=self.log_group.log_group_name,
+                    log_stream_name_prefix="jobs",
+                    encryption_key_arn=key_arn,
+                ),
+            ),
+        )
+
+
+def _retention_enum(days: int) -> str:
+    return {
+        1: "ONE_DAY", 3: "THREE_DAYS", 5: "FIVE_DAYS", 7: "ONE_WEEK", 14: "TWO_WEEKS", 30: "ONE_MONTH",
+        60: "TWO_MONTHS", 90: "THREE_MONTHS", 120: "FOUR_MONTHS", 150: "FIVE_MONTHS", 180: "SIX_MONTHS",
+        365: "ONE_YEAR", 400: "THIRTEEN_MONTHS", 545: "EIGHTEEN_MONTHS", 731: "TWO_YEARS", 1096: "THREE_YEARS",
+        1827: "FIVE_YEARS", 2192: "SIX_YEARS", 2557: "SEVEN_YEARS", 2922: "EIGHT_YEARS", 3288: "NINE_YEARS",
+        3653: "TEN_YEARS",
+    }[days]
+
+
+class StreamingStack(Stack):
+    """Everything one deployment needs; all settings come from a validated StackConfig."""
+
+    def __init__(self, scope: Construct, id: str, *, config: StackConfig, **kwargs) -> None:
+        super().__init__(scope, id, **kwargs)
+        self.config = config
+        cfg = config
+
+        key: kms.IKey | None = None
+        if cfg.kms.customer_managed:
+            key = kms.Key(
+                self,
+                "Key",
+                description="Encrypts the fan-out topic, consumer queues, checkpoints, artifacts and job logs",
+                enable_key_rotation=True,
+                removal_policy=RemovalPolicy.RETAIN,
+            )
+            # CloudWatch Logs encrypts the EMR log group with this key.
+            key.add_to_resource_policy(
+                iam.PolicyStatement(
+                    sid="AllowCloudWatchLogs",
+                    principals=[iam.ServicePrincipal(f"logs.{Aws.REGION}.amazonaws.com")],
+                    actions=["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*",
+                             "kms:Describe*"],
+                    resources=["*"],
+                    conditions={"ArnLike": {"kms:EncryptionContext:aws:logs:arn":
+                                            f"arn:{Aws.PARTITION}:logs:{Aws.REGION}:{Aws.ACCOUNT_ID}:log-group:*"}},
+                )
+            )
+        self.key = key
+
+        # Access logs for every bucket here. S3 server access logs can only be written with SSE-S3.
+        access_logs = SecureBucket(
+            self,
+            "AccessLogs",
+            access_logs=None,
+            lifecycle_rules=[s3.LifecycleRule(id="ExpireAccessLogs", expiration=Duration.days(365),
+                                              abort_incomplete_multipart_upload_after=Duration.days(7))],
+        ).bucket
+        acknowledge(access_logs, "AwsSolutions-S1",
+                    "This is the access-log destination; logging it into itself would loop.")
+        self.access_logs = access_logs
+
+        if cfg.source_bucket.imported:
+            source = s3.Bucket.from_bucket_name(self, "SourceBucket", cfg.source_bucket.bucket_name)
+        else:
+            source = SecureBucket(self, "Source", access_logs=access_logs, access_log_prefix="source/").bucket
+        self.source_bucket = source
+
+        self.checkpoint_bucket = SecureBucket(
+            self,
+            "Checkpoints",
+            access_logs=access_logs,
+            access_log_prefix="checkpoints/",
+            encryption_key=key,
+            versioned=True,
+            # Only superseded versions and abandoned uploads expire: live checkpoint files are never touched.
+            lifecycle_rules=[s3.LifecycleRule(
+                id="ExpireSupersededVersions",
+                noncurrent_version_expiration=Duration.days(30),
+                abort_incomplete_multipart_upload_after=Duration.days(7),
+            )],
+        ).bucket
+        self.artifacts_bucket = SecureBucket(
+            self,
+            "Artifacts",
+            access_logs=access_logs,
+            access_log_prefix="artifacts/",
+            encryption_key=key,
+            lifecycle_rules=[
+                s3.LifecycleRule(id="ExpireMonitoringLogs", prefix=MONITORING_PREFIX, expiration=Duration.days(90)),
+                s3.LifecycleRule(id="AbortIncompleteUploads",
+                                 abort_incomplete_multipart_upload_after=Duration.days(7)),
+            ],
+        ).bucket
+
+        fan_out = FanOutTopic(self, "FanOut", source_bucket=source, event_filter=cfg.event_filter,
+                              encryption_key=key)
+        self.topic = fan_out.topic
+        if key is None:
+            acknowledge(self.topic, "AwsSolutions-SNS2",
+                        "S3 cannot publish to a topic under the AWS-managed SNS key; set kms.mode to "
+                        "'customer' to encrypt the topic with a customer-managed key.")
+
+        spark = SparkApplication(self, "Spark", emr=cfg.emr, artifacts_bucket=self.artifacts_bucket,
+                                 encryption_key=key)
+        self.application = spark.application
+        self.log_group = spark.log_group
+
+        self.read_statements: list[iam.PolicyStatement] = []
+        consumers_out: dict[str, dict[str, str]] = {}
+        self.consumer_queues: dict[str, ConsumerQueue] = {}
+        self.job_roles: dict[str, JobRole] = {}
+        for consumer in cfg.consumers:
+            principals = cfg.principals_for(consumer)
+            cq = ConsumerQueue(
+                self, f"Consumer{consumer.construct_id}", consumer=consumer, topic=self.topic,
+                principals=principals, encryption_key=key, alarms=cfg.alarms,
+            )
+            checkpoint_prefix = f"{CHECKPOINT_ROOT}{consumer.name}/"
+            output_prefix = f"{OUTPUT_ROOT}{consumer.name}/"
+            role = JobRole(
+                self, f"JobRole{consumer.construct_id}", consumer=consumer,
+                application_arn=self.application.attr_arn, source_bucket=source,
+                read_prefix=cfg.read_prefix(consumer), checkpoint_bucket=self.checkpoint_bucket,
+                checkpoint_prefix=checkpoint_prefix, output_prefix=output_prefix,
+                artifacts_bucket=self.artifacts_bucket, monitoring_prefix=MONITORING_PREFIX,
+                queue=cq.queue, encryption_key=key, log_group_name=self.log_group.log_group_name,
+            )
+            self.consumer_queues[consumer.name] = cq
+            self.job_roles[consumer.name] = role
+            self.read_statements.append(iam.PolicyStatement(
+                sid=f"CrossAccountRead{consumer.construct_id}",
+                principals=[iam.ArnPrincipal(p) for p in principals],
+                actions=["s3:GetObject", "s3:GetObjectVersion"],
+                resources=[source.arn_for_objects(f"{cfg.read_prefix(consumer)}*")],
+            ))
+            consumers_out[consumer.name] = {
+                "queueUrl": cq.queue.queue_url,
+                "queueArn": cq.queue.queue_arn,
+                "dlqUrl": cq.dlq.queue_url,
+                "dlqArn": cq.dlq.queue_arn,
+                "jobRoleArn": role.role.role_arn,
+                "prefix": consumer.prefix,
+                "checkpointUri": self.checkpoint_bucket.s3_url_for_object(checkpoint_prefix),
+                "outputUri": self.checkpoint_bucket.s3_url_for_object(output_prefix),
+            }
+            CfnOutput(self, f"{consumer.construct_id}QueueUrl", value=cq.queue.queue_url,
+                      description=f"Queue of consumer {consumer.name}")
+            CfnOutput(self, f"{consumer.construct_id}DlqUrl", value=cq.dlq.queue_url,
+                      description=f"Dead-letter queue of consumer {consumer.name}")
+
+        if cfg.source_bucket.imported:
+            # add_to_resource_policy is a no-op on an imported bucket: the owner must add these.
+            CfnOutput(self, "SourceBucketPolicyStatements",
+                      value=self.to_json_string([s.to_statement_json() for s in self.read_statements]),
+                      description="Statements the source bucket's owner must add to its bucket policy")
+        else:
+            for statement in self.read_statements:
+                source.add_to_resource_policy(statement)
+
+        self._outputs(consumers_out)
+        self._acknowledge_notifications_handler()
+
+    def _acknowledge_notifications_handler(self) -> None:
+        """CDK's own Lambda that writes the bucket notification configuration uses the basic execution role."""
+        for child in self.node.children:
+            if child.node.id.startswith("BucketNotificationsHandler"):
+                acknowledge(
+                    child, "AwsSolutions-IAM4[Policy::arn:<AWS::Partition>:iam::aws:policy/service-role/"
+                    "AWSLambdaBasicExecutionRole]",
+                    "CDK's notifications handler only writes its own CloudWatch logs through this managed policy.",
+                )
+
+    def _outputs(self, consumers_out: dict) -> None:
+        CfnOutput(self, "TopicArn", value=self.topic.topic_arn, description="SNS fan-out topic")
+        CfnOutput(self, "SourceBucketName", value=self.source_bucket.bucket_name,
+                  description="Bucket whose ObjectCreated events are streamed")
+        CfnOutput(self, "CheckpointBucketName", value=self.checkpoint_bucket.bucket_name,
+                  description="Spark checkpoints and file index (checkpoints/<consumer>/), sink (output/<consumer>/)")
+        CfnOutput(self, "ArtifactsBucketName", value=self.artifacts_bucket.bucket_name,
+                  description="Job code and packed environments; EMR monitoring logs under emr-logs/")
+        CfnOutput(self, "EmrApplicationId", value=self.application.attr_application_id,
+                  description="EMR Serverless application that runs the consumer jobs")
+        CfnOutput(self, "EmrReleaseLabel", value=self.config.emr.release_label,
+                  description="Build the packed environment for this release's Python")
+        CfnOutput(self, "EmrArchitecture", value=self.config.emr.architecture,
+                  description="Build the packed environment for this CPU architecture")
+        CfnOutput(self, "LogGroupName", value=self.log_group.log_group_name,
+                  description="CloudWatch Logs group of the EMR jobs")
+        if self.key is not None:
+            CfnOutput(self, "KmsKeyArn", value=self.key.key_arn, description="Customer-managed key of this stack")
+        CfnOutput(self, "Consumers", value=self.to_json_string(consumers_out),
+                  description="JSON: consumer name -> queueUrl, queueArn, dlqUrl, dlqArn, jobRoleArn, prefix, ...")
