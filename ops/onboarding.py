@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import sys
 from dataclasses import dataclass, field
@@ -19,9 +20,10 @@ from ops.stack_outputs import OutputsError, load_outputs
 
 MAX_ATTEMPTS = 3
 
-BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")
-TOPIC_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):sns:([a-z0-9-]+):(\d{12}):([A-Za-z0-9_.-]{1,256})$")
-KEY_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):kms:([a-z0-9-]+):(\d{12}):key/([A-Za-z0-9-]+)$")
+BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
+TOPIC_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):sns:([a-z0-9-]+):([0-9]{12}):([A-Za-z0-9_.-]{1,256})\Z")
+CONSUMER_NAME_RE = re.compile(r"^(?:[a-z][a-z0-9-]{0,30}[a-z0-9]|[a-z])\Z")  # as infra/config.py allows
+KEY_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):kms:([a-z0-9-]+):([0-9]{12}):key/([A-Za-z0-9-]+)\Z")
 FROM_OUTPUTS = "<from-outputs>"
 
 
@@ -345,6 +347,15 @@ def build_request(args: argparse.Namespace, default_region: str | None) -> Reque
             "does not need resource policies, but adding them is harmless"
         )
     name = args.consumer or f"account-{grantee.account}"
+    if not CONSUMER_NAME_RE.match(name):
+        raise OnboardError(
+            f"--consumer {name!r} cannot name a consumer in cdk.json: use 1-32 lower-case letters, digits and '-', "
+            "starting with a letter"
+        )
+    if prefixes and len(prefixes) > 1:
+        notes.append(
+            f"cdk.json takes one prefix per consumer; its entry uses the shared prefix {common_prefix(prefixes)!r}"
+        )
     return Request(
         grantee=grantee, consumer_name=name, buckets=buckets, prefixes=prefixes, queue_url=queue_url,
         topic_arn=topic_arn, kms_key_arn=kms_key_arn, region=region, endpoint_url=args.endpoint_url,
@@ -425,23 +436,29 @@ def consumer_artifacts(req: Request) -> dict:
         partition=req.partition, buckets=req.buckets, prefixes=prefixes, queue_arn=queue_arn,
         topic_arn=req.topic_arn, kms_key_arn=req.kms_key_arn,
     )
-    entry: dict = {"account": req.grantee.account}
-    if req.grantee.role_arn:
-        entry["roleArn"] = req.grantee.role_arn
-    entry["buckets"] = req.buckets
-    entry["prefixes"] = prefixes
-    if req.queue_url:
-        entry["queueUrl"] = req.queue_url
-    if req.topic_arn:
-        entry["topicArn"] = req.topic_arn
-    if req.kms_key_arn:
-        entry["kmsKeyArn"] = req.kms_key_arn
-    out = {"role_policy": role_policy, "cdk_context": {"crossAccountConsumers": {req.consumer_name: entry}}}
+    out = {"role_policy": role_policy, "cdk_context": cdk_context_entry(req.consumer_name, req.grantee, prefixes)}
     if req.topic_arn:
         out["subscriber_queue_policy"] = pm.subscriber_queue_policy(
             req.topic_arn, f"arn:{req.partition}:sqs:{req.region}:{req.grantee.account}:YOUR_QUEUE_NAME"
         )
     return out
+
+
+def common_prefix(prefixes: list[str]) -> str:
+    """The longest whole-directory prefix shared by all prefixes ("" if none)."""
+    if len(prefixes) == 1:
+        return prefixes[0]
+    shared = os.path.commonprefix(prefixes)
+    return shared[: shared.rfind("/") + 1]
+
+
+def cdk_context_entry(name: str, grantee: pm.Grantee, prefixes: list[str]) -> dict:
+    """Fragments for cdk.json's context, in the shape infra/config.py reads: append the consumer to
+    `consumers` and the role to `crossAccountPrincipals`."""
+    frag: dict = {"consumers": [{"name": name, "accountId": grantee.account, "prefix": common_prefix(prefixes)}]}
+    if grantee.role_arn:
+        frag["crossAccountPrincipals"] = [grantee.role_arn]
+    return frag
 
 
 def _queue_region(url: str, default: str) -> str:
@@ -518,7 +535,8 @@ def run(req: Request, clients: dict, out=print, err=None) -> int:
             out("\n# queue policy for the consumer's own queue, so the topic can deliver to it "
                 "(replace YOUR_QUEUE_NAME), then subscribe it with RawMessageDelivery=true:")
             out(json.dumps(art["subscriber_queue_policy"], indent=2))
-        out("\n# cdk.json context entry for this consumer:")
+        out("\n# cdk.json context: add this consumer to \"consumers\" (and the role, if any, to "
+            "\"crossAccountPrincipals\") so the next `cdk deploy` keeps the grant:")
         out(json.dumps(art["cdk_context"], indent=2))
     return 0
 

@@ -25,8 +25,8 @@ QUEUE_ACTIONS = (
 )
 KMS_ACTIONS = ("kms:Decrypt", "kms:DescribeKey")
 
-ACCOUNT_RE = re.compile(r"^\d{12}$")
-ROLE_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):iam::(\d{12}):role/([\w+=,.@/-]{1,512})$")
+ACCOUNT_RE = re.compile(r"^[0-9]{12}\Z")
+ROLE_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):iam::([0-9]{12}):role/([A-Za-z0-9_+=,.@/-]{1,512})\Z")
 
 
 class PolicyError(ValueError):

@@ -1,0 +1,203 @@
+"""Pure helpers for dead-letter-queue tools: decoding, filtering, grouping, pacing, send entries. No I/O."""
+from __future__ import annotations
+
+import base64
+import fnmatch
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+
+from s3sqs.events import FileEvent, MessageParseError, parse_body
+
+SQS_BATCH = 10  # SQS batch APIs take at most 10 entries
+
+
+@dataclass(frozen=True)
+class Decoded:
+    message_id: str
+    sent_at: datetime | None
+    receive_count: int | None
+    files: tuple[FileEvent, ...]
+    ignored: tuple[str, ...]
+    error: str | None  # why the body could not be parsed, if it could not
+
+
+def _ms_to_dt(value) -> datetime | None:
+    try:
+        return datetime.fromtimestamp(int(value) / 1000, tz=timezone.utc)
+    except (TypeError, ValueError):
+        return None
+
+
+def decode_message(msg: dict) -> Decoded:
+    attrs = msg.get("Attributes") or {}
+    try:
+        count = int(attrs["ApproximateReceiveCount"])
+    except (KeyError, ValueError):
+        count = None
+    files: tuple[FileEvent, ...] = ()
+    ignored: tuple[str, ...] = ()
+    error = None
+    try:
+        parsed = parse_body(msg.get("Body", ""))
+        files, ignored = parsed.files, parsed.ignored
+    except MessageParseError as e:
+        error = str(e)
+    return Decoded(msg["MessageId"], _ms_to_dt(attrs.get("SentTimestamp")), count, files, ignored, error)
+
+
+def matches(decoded: Decoded, key_glob: str | None) -> bool:
+    """No glob matches everything. With a glob, a message matches when any file it announces matches;
+    `*` also crosses `/`. Messages that cannot be parsed never match a glob."""
+    if key_glob is None:
+        return True
+    return any(fnmatch.fnmatchcase(f.key, key_glob) for f in decoded.files)
+
+
+def key_prefix(key: str, depth: int) -> str:
+    """The first `depth` path segments of the key's directory, with a trailing slash; "" at the top level."""
+    dirs = key.split("/")[:-1]
+    return "/".join(dirs[:depth]) + "/" if dirs and depth > 0 else ""
+
+
+@dataclass
+class PrefixGroup:
+    bucket: str
+    prefix: str
+    messages: set = field(default_factory=set)
+    files: list = field(default_factory=list)
+
+    @property
+    def oldest_event(self) -> datetime | None:
+        times = [f.event_time for f in self.files if f.event_time]
+        return min(times) if times else None
+
+    @property
+    def newest_event(self) -> datetime | None:
+        times = [f.event_time for f in self.files if f.event_time]
+        return max(times) if times else None
+
+
+def group_by_prefix(decoded: list[Decoded], depth: int) -> list[PrefixGroup]:
+    """Group the announced files by bucket and key prefix, biggest group first."""
+    groups: dict[tuple[str, str], PrefixGroup] = {}
+    for d in decoded:
+        for f in d.files:
+            k = (f.bucket, key_prefix(f.key, depth))
+            g = groups.setdefault(k, PrefixGroup(*k))
+            g.messages.add(d.message_id)
+            g.files.append(f)
+    return sorted(groups.values(), key=lambda g: (-len(g.files), g.bucket, g.prefix))
+
+
+def oldest_sent(decoded: list[Decoded]) -> datetime | None:
+    times = [d.sent_at for d in decoded if d.sent_at]
+    return min(times) if times else None
+
+
+def format_duration(seconds: float) -> str:
+    s = max(0, int(seconds))
+    d, s = divmod(s, 86400)
+    h, s = divmod(s, 3600)
+    m, s = divmod(s, 60)
+    if d:
+        return f"{d}d{h:02d}h"
+    if h:
+        return f"{h}h{m:02d}m"
+    if m:
+        return f"{m}m{s:02d}s"
+    return f"{s}s"
+
+
+# ---------------------------------------------------------------- pacing
+
+def pace_delay(sent: int, elapsed: float, rate: float | None) -> float:
+    """Seconds to wait before more messages go out, so that `sent` messages take at least sent/rate seconds."""
+    if not rate:
+        return 0.0
+    return max(0.0, sent / rate - elapsed)
+
+
+def batch_size_for(rate: float | None) -> int:
+    """Below 10 msg/s, smaller batches keep the flow smooth instead of bursts of 10."""
+    if not rate:
+        return SQS_BATCH
+    return max(1, min(SQS_BATCH, int(rate)))
+
+
+class Pacer:
+    def __init__(self, rate: float | None, clock=time.monotonic, sleep=time.sleep):
+        self.rate, self.clock, self.sleep = rate, clock, sleep
+        self.started = clock()
+        self.sent = 0
+
+    def before_send(self, n: int) -> None:
+        # Wait until the messages already sent have used up their share of time.
+        delay = pace_delay(self.sent, self.clock() - self.started, self.rate)
+        if delay > 0:
+            self.sleep(delay)
+        self.sent += n
+
+    def observed_rate(self) -> float:
+        elapsed = self.clock() - self.started
+        return self.sent / elapsed if elapsed > 0 else 0.0
+
+
+# ---------------------------------------------------------------- re-sending
+
+def send_entry(msg: dict, entry_id: str, fifo: bool) -> dict:
+    """A SendMessageBatch entry carrying the same body and message attributes as the received message."""
+    entry: dict = {"Id": entry_id, "MessageBody": msg["Body"]}
+    attrs = {}
+    for name, a in (msg.get("MessageAttributes") or {}).items():
+        v = {"DataType": a["DataType"]}
+        for k in ("StringValue", "BinaryValue"):
+            if k in a:
+                v[k] = a[k]
+        attrs[name] = v
+    if attrs:
+        entry["MessageAttributes"] = attrs
+    sys_attrs = msg.get("Attributes") or {}
+    if "AWSTraceHeader" in sys_attrs:
+        entry["MessageSystemAttributes"] = {
+            "AWSTraceHeader": {"DataType": "String", "StringValue": sys_attrs["AWSTraceHeader"]}
+        }
+    if fifo:
+        entry["MessageGroupId"] = sys_attrs.get("MessageGroupId", "redrive")
+        entry["MessageDeduplicationId"] = sys_attrs.get("MessageDeduplicationId", msg["MessageId"])
+    return entry
+
+
+def export_record(msg: dict, decoded: Decoded) -> dict:
+    """One JSON-lines record of the audit copy; binary attribute values are base64 encoded."""
+    mattrs = {}
+    for name, a in (msg.get("MessageAttributes") or {}).items():
+        v = {"DataType": a["DataType"]}
+        if "StringValue" in a:
+            v["StringValue"] = a["StringValue"]
+        if "BinaryValue" in a:
+            v["BinaryValueBase64"] = base64.b64encode(a["BinaryValue"]).decode()
+        mattrs[name] = v
+    return {
+        "messageId": msg["MessageId"],
+        "md5OfBody": msg.get("MD5OfBody"),
+        "body": msg.get("Body"),
+        "attributes": msg.get("Attributes") or {},
+        "messageAttributes": mattrs,
+        "files": [
+            {"bucket": f.bucket, "key": f.key,
+             "eventTime": f.event_time.isoformat() if f.event_time else None, "eventName": f.event_name}
+            for f in decoded.files
+        ],
+        "ignored": list(decoded.ignored),
+        "parseError": decoded.error,
+    }
+
+
+def move_task_unsupported(status: int | None, code: str) -> str | None:
+    """Why StartMessageMoveTask cannot be used here, or None when the error is real and should be shown."""
+    if status is not None and status >= 500:
+        return f"the API does not support it here (HTTP {status})"
+    if code in ("UnsupportedOperation", "InvalidAction", "UnknownOperationException", "AWS.SimpleQueueService.UnsupportedOperation"):
+        return f"the API does not support it here ({code})"
+    return None

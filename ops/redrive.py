@@ -1,0 +1,598 @@
+"""Look into a dead-letter queue and send its messages back: `inspect`, `redrive` and `export`.
+
+Peeking (inspect, export, redrive --dry-run) receives messages with a visibility timeout, so one pass sees each
+message once, and makes every received message visible again before it returns, also on Ctrl-C. Redrive sends
+a batch to the target first and deletes from the DLQ only what the target confirmed: an interruption can leave
+a duplicate in the target (harmless, the source dedups) but never loses a message.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import signal
+import sys
+import tempfile
+import time
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from typing import Callable, Iterator
+from urllib.parse import urlparse
+
+from ops import dlq
+from ops.stack_outputs import OutputsError, load_outputs
+
+NONEXISTENT = ("AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist")
+
+
+class RedriveError(Exception):
+    """A problem the operator must fix; the message says what and how."""
+
+
+def _code(e) -> str:
+    return e.response.get("Error", {}).get("Code", "") if hasattr(e, "response") else ""
+
+
+def _status(e) -> int | None:
+    return e.response.get("ResponseMetadata", {}).get("HTTPStatusCode") if hasattr(e, "response") else None
+
+
+def stderr(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+# ---------------------------------------------------------------- holding received messages
+
+class Holder:
+    """Receives from a queue, remembers the newest receipt handle per message id, and gives back visibility."""
+
+    def __init__(self, sqs, url: str, visibility: int, wait_seconds: int = 1, log: Callable[[str], None] = stderr):
+        self.sqs, self.url, self.visibility, self.wait, self.log = sqs, url, visibility, wait_seconds, log
+        self.handles: dict[str, str] = {}  # still invisible because of us
+        self.seen: set[str] = set()
+
+    def receive(self, n: int) -> tuple[list[dict], list[dict]]:
+        """(messages not seen before, messages seen before and received again)."""
+        resp = self.sqs.receive_message(
+            QueueUrl=self.url, MaxNumberOfMessages=max(1, min(n, dlq.SQS_BATCH)),
+            VisibilityTimeout=self.visibility, WaitTimeSeconds=self.wait,
+            AttributeNames=["All"], MessageAttributeNames=["All"],
+        )
+        new, again = [], []
+        for m in resp.get("Messages", []):
+            self.handles[m["MessageId"]] = m["ReceiptHandle"]
+            (again if m["MessageId"] in self.seen else new).append(m)
+            self.seen.add(m["MessageId"])
+        return new, again
+
+    def forget(self, ids) -> None:
+        for i in ids:
+            self.handles.pop(i, None)
+
+    def release(self, ids=None) -> int:
+        """Make the given (default: all held) messages visible now. Returns how many could not be released;
+        those become visible by themselves when their visibility timeout ends."""
+        ids = list(self.handles) if ids is None else [i for i in ids if i in self.handles]
+        failed = 0
+        for start in range(0, len(ids), dlq.SQS_BATCH):
+            chunk = ids[start:start + dlq.SQS_BATCH]
+            entries = [{"Id": str(n), "ReceiptHandle": self.handles[i], "VisibilityTimeout": 0} for n, i in enumerate(chunk)]
+            try:
+                resp = self.sqs.change_message_visibility_batch(QueueUrl=self.url, Entries=entries)
+                failed += len(resp.get("Failed", []))
+            except Exception as e:  # best effort: never mask the error that got us here
+                failed += len(chunk)
+                self.log(f"could not release {len(chunk)} messages ({e}); they reappear after {self.visibility}s")
+            self.forget(chunk)
+        return failed
+
+
+def scan(holder: Holder, limit: int | None = None, batch: int = dlq.SQS_BATCH) -> Iterator[list[dict]]:
+    """Yield batches of messages not seen before, until `limit` or until receives bring nothing new.
+
+    Stops after two empty receives, or after enough receives of only already-seen messages to have cycled
+    through everything held (they come back when a long pass outlives their visibility timeout)."""
+    count = empty = stale = 0
+    while limit is None or count < limit:
+        want = batch if limit is None else min(batch, limit - count)
+        new, again = holder.receive(want)
+        if not new and not again:
+            empty += 1
+            if empty >= 2:
+                return
+            continue
+        empty = 0
+        if not new:
+            stale += 1
+            if stale > len(holder.handles) // dlq.SQS_BATCH + 3:
+                return
+            continue
+        stale = 0
+        count += len(new)
+        yield new
+
+
+# ---------------------------------------------------------------- queue facts
+
+def queue_attributes(sqs, url: str, flag: str) -> dict:
+    from botocore.exceptions import ClientError
+    try:
+        return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    except ClientError as e:
+        if _code(e) in NONEXISTENT:
+            raise RedriveError(f"{flag} {url}: queue does not exist") from None
+        raise RedriveError(f"{flag} {url}: {_code(e) or e}: {e}") from None
+
+
+def source_queues(sqs, dlq_url: str) -> list[str]:
+    urls: list[str] = []
+    for page in sqs.get_paginator("list_dead_letter_source_queues").paginate(QueueUrl=dlq_url):
+        urls.extend(page.get("queueUrls", []))
+    return urls
+
+
+def resolve_target(sqs, dlq_url: str, to: str | None, preferred: str | None = None) -> str:
+    if to:
+        if to.rstrip("/") == dlq_url.rstrip("/"):
+            raise RedriveError("--to is the DLQ itself; name the queue the messages should go back to")
+        queue_attributes(sqs, to, "--to")
+        return to
+    sources = source_queues(sqs, dlq_url)
+    if len(sources) == 1:
+        return sources[0]
+    if preferred and preferred in sources:
+        return preferred
+    if not sources:
+        raise RedriveError(
+            "no queue names this DLQ in its RedrivePolicy (ListDeadLetterSourceQueues is empty); pass --to URL"
+        )
+    raise RedriveError(f"this DLQ serves {len(sources)} queues ({', '.join(sources)}); choose one with --to URL")
+
+
+def _warn_dlq_redrive_policy(attrs: dict, log) -> None:
+    if attrs.get("RedrivePolicy"):
+        log("warning: this DLQ has its own RedrivePolicy; every peek counts as a receive and may move messages on")
+
+
+# ---------------------------------------------------------------- inspect
+
+@dataclass
+class Inspection:
+    visible: int
+    in_flight: int
+    delayed: int
+    sources: list[str]
+    decoded: list[dlq.Decoded]
+    released_failures: int
+
+    @property
+    def total(self) -> int:
+        return self.visible + self.in_flight + self.delayed
+
+
+def peek(sqs, url: str, limit: int | None, visibility: int, wait_seconds: int = 1, on_message=None,
+         log=stderr) -> tuple[list[dlq.Decoded], int]:
+    """Receive up to `limit` distinct messages, then make all of them visible again."""
+    holder = Holder(sqs, url, visibility, wait_seconds, log)
+    decoded: list[dlq.Decoded] = []
+    try:
+        for batch in scan(holder, limit):
+            for m in batch:
+                d = dlq.decode_message(m)
+                decoded.append(d)
+                if on_message:
+                    on_message(m, d)
+    finally:
+        failures = holder.release()
+    return decoded, failures
+
+
+def inspect(sqs, dlq_url: str, sample: int, visibility: int, wait_seconds: int = 1, log=stderr) -> Inspection:
+    attrs = queue_attributes(sqs, dlq_url, "--dlq-url")
+    _warn_dlq_redrive_policy(attrs, log)
+    sources = source_queues(sqs, dlq_url)
+    decoded, failures = peek(sqs, dlq_url, sample, visibility, wait_seconds, log=log)
+    return Inspection(
+        visible=int(attrs.get("ApproximateNumberOfMessages", 0)),
+        in_flight=int(attrs.get("ApproximateNumberOfMessagesNotVisible", 0)),
+        delayed=int(attrs.get("ApproximateNumberOfMessagesDelayed", 0)),
+        sources=sources, decoded=decoded, released_failures=failures,
+    )
+
+
+def format_inspection(dlq_url: str, ins: Inspection, depth: int, per_group: int, now: datetime) -> str:
+    lines = [f"DLQ {dlq_url}"]
+    lines.append(f"messages: {ins.total} ({ins.visible} visible, {ins.in_flight} in flight, {ins.delayed} delayed)")
+    lines.append("source queues: " + (", ".join(ins.sources) if ins.sources else "none (no RedrivePolicy names it)"))
+    oldest = dlq.oldest_sent(ins.decoded)
+    if oldest:
+        scope = "all" if len(ins.decoded) >= ins.total else f"the {len(ins.decoded)} peeked"
+        lines.append(f"oldest: sent {dlq.format_duration((now - oldest).total_seconds())} ago "
+                     f"({oldest.isoformat(timespec='seconds')}), among {scope} messages")
+    if not ins.decoded:
+        lines.append("no messages received")
+        return "\n".join(lines)
+    nfiles = sum(len(d.files) for d in ins.decoded)
+    lines.append(f"sample: {len(ins.decoded)} messages announcing {nfiles} files, by key prefix:")
+    for g in dlq.group_by_prefix(ins.decoded, depth):
+        span = ""
+        if g.oldest_event:
+            span = f"  events {g.oldest_event.isoformat(timespec='seconds')} .. {g.newest_event.isoformat(timespec='seconds')}"
+        lines.append(f"  s3://{g.bucket}/{g.prefix}  {len(g.files)} files in {len(g.messages)} messages{span}")
+        for f in g.files[:per_group]:
+            t = f.event_time.isoformat(timespec="seconds") if f.event_time else "-"
+            lines.append(f"      {t}  {f.key}")
+        if len(g.files) > per_group:
+            lines.append(f"      ... {len(g.files) - per_group} more")
+    bad = [d for d in ins.decoded if d.error]
+    if bad:
+        lines.append(f"undecodable: {len(bad)} messages")
+        for d in bad[:per_group]:
+            lines.append(f"      {d.message_id}: {d.error}")
+    only_ignored = [d for d in ins.decoded if not d.error and not d.files]
+    if only_ignored:
+        lines.append(f"announcing no files: {len(only_ignored)} messages (e.g. {only_ignored[0].ignored[:1]})")
+    if ins.released_failures:
+        lines.append(f"warning: {ins.released_failures} peeked messages could not be made visible at once; "
+                     "they reappear when their visibility timeout ends")
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------- export
+
+def export(sqs, dlq_url: str, path: str, visibility: int, limit: int | None, overwrite: bool,
+           wait_seconds: int = 1, log=stderr) -> int:
+    if os.path.exists(path) and not overwrite:
+        raise RedriveError(f"--to {path} exists; choose another file or pass --overwrite")
+    attrs = queue_attributes(sqs, dlq_url, "--dlq-url")
+    _warn_dlq_redrive_policy(attrs, log)
+    directory = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(directory):
+        raise RedriveError(f"--to {path}: directory {directory} does not exist")
+    fd, tmp = tempfile.mkstemp(prefix=".export-", suffix=".jsonl", dir=directory)
+    n = 0
+    try:
+        with os.fdopen(fd, "w") as fh:
+            def write(m, d):
+                nonlocal n
+                fh.write(json.dumps(dlq.export_record(m, d)) + "\n")
+                n += 1
+                if n % 100 == 0:
+                    log(f"exported {n} messages")
+            _, failures = peek(sqs, dlq_url, limit, visibility, wait_seconds, on_message=write, log=log)
+        os.replace(tmp, path)  # the audit copy appears complete or not at all
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    if failures:
+        log(f"warning: {failures} messages could not be made visible at once; they reappear after {visibility}s")
+    return n
+
+
+# ---------------------------------------------------------------- redrive
+
+@dataclass
+class RedriveResult:
+    method: str
+    target: str
+    moved: int = 0
+    matched: int = 0
+    skipped: int = 0  # did not match the filter; left in the DLQ
+    send_failed: int = 0  # target refused; left in the DLQ
+    delete_failed: int = 0  # sent, but still in the DLQ: a later run re-sends them (duplicates, no loss)
+    notes: list[str] = field(default_factory=list)
+
+
+class Progress:
+    def __init__(self, log, every: float = 1.0, clock=time.monotonic):
+        self.log, self.every, self.clock = log, every, clock
+        self.started = self.last = clock()
+
+    def __call__(self, r: RedriveResult, force: bool = False) -> None:
+        now = self.clock()
+        if force or now - self.last >= self.every:
+            self.last = now
+            rate = r.moved / (now - self.started) if now > self.started else 0.0
+            self.log(f"moved {r.moved}, skipped {r.skipped}, send failed {r.send_failed}, "
+                     f"delete failed {r.delete_failed} ({rate:.1f} msg/s)")
+
+
+def _move_task(sqs, dlq_arn: str, dest_arn: str | None, rate: float | None, log) -> RedriveResult | None:
+    """Move everything with StartMessageMoveTask and watch it. None when the API is not available here."""
+    from botocore.exceptions import ClientError
+    try:
+        running = [t for t in sqs.list_message_move_tasks(SourceArn=dlq_arn, MaxResults=1).get("Results", [])
+                   if t.get("Status") == "RUNNING"]
+        if running:
+            task = running[0]
+            log(f"a move task is already running for this DLQ ({task.get('TaskHandle', '?')}); watching it")
+        else:
+            kw = {"SourceArn": dlq_arn}
+            if dest_arn:
+                kw["DestinationArn"] = dest_arn
+            if rate:
+                kw["MaxNumberOfMessagesPerSecond"] = max(1, min(500, int(rate)))
+            handle = sqs.start_message_move_task(**kw)["TaskHandle"]
+            log(f"started move task {handle}")
+    except ClientError as e:
+        reason = dlq.move_task_unsupported(_status(e), _code(e))
+        if reason:
+            log(f"StartMessageMoveTask: {reason}; falling back to send-then-delete")
+            return None
+        raise
+    result = RedriveResult("StartMessageMoveTask", dest_arn or "the original source queues")
+    try:
+        while True:
+            tasks = sqs.list_message_move_tasks(SourceArn=dlq_arn, MaxResults=1).get("Results", [])
+            t = tasks[0] if tasks else {}
+            result.moved = int(t.get("ApproximateNumberOfMessagesMoved", 0))
+            total = t.get("ApproximateNumberOfMessagesToMove")
+            log(f"move task {t.get('Status', '?')}: moved {result.moved}" + (f" of ~{total}" if total is not None else ""))
+            if t.get("Status") in ("COMPLETED", "CANCELLED", "FAILED") or not t:
+                if t.get("Status") == "FAILED":
+                    raise RedriveError(f"the move task failed: {t.get('FailureReason', 'no reason given')}; "
+                                       "messages not moved are still in the DLQ")
+                if t.get("Status") == "CANCELLED":
+                    result.notes.append("the move task was cancelled; messages not moved are still in the DLQ")
+                return result
+            time.sleep(2)
+    except KeyboardInterrupt:
+        log("stopped watching; the move task keeps running in SQS. Re-run to watch it again, or cancel it with "
+            "`aws sqs cancel-message-move-task --task-handle <handle>`")
+        raise
+
+
+def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_messages: int | None = None,
+            rate: float | None = None, dry_run: bool = False, visibility: int = 30, use_move_task: bool = True,
+            wait_seconds: int = 1, log=stderr, progress_every: float = 1.0) -> RedriveResult:
+    dlq_attrs = queue_attributes(sqs, dlq_url, "--dlq-url")
+    target_attrs = queue_attributes(sqs, target, "--to")
+    _warn_dlq_redrive_policy(dlq_attrs, log)
+    fifo = target.endswith(".fifo")
+    if fifo != dlq_url.endswith(".fifo"):
+        raise RedriveError("the DLQ and the target must both be FIFO queues or both standard queues")
+    unfiltered = key_glob is None and max_messages is None
+
+    if dry_run:
+        decoded, _ = peek(sqs, dlq_url, max_messages if key_glob is None else None, visibility, wait_seconds, log=log)
+        result = RedriveResult("dry run", target)
+        for d in decoded:
+            if dlq.matches(d, key_glob) and (max_messages is None or result.matched < max_messages):
+                result.matched += 1
+            else:
+                result.skipped += 1
+        how = "StartMessageMoveTask (if available), else send-then-delete" if unfiltered and use_move_task else "send-then-delete"
+        result.notes.append(f"would move {result.matched} messages to {target} with {how}; nothing was changed")
+        return result
+
+    if unfiltered and use_move_task:
+        moved = _move_task(sqs, dlq_attrs["QueueArn"], target_attrs["QueueArn"], rate, log)
+        if moved is not None:
+            return moved
+
+    result = RedriveResult("send-then-delete", target)
+    holder = Holder(sqs, dlq_url, visibility, wait_seconds, log)
+    pacer = dlq.Pacer(rate)
+    progress = Progress(log, progress_every)
+    sent_undeleted: dict[str, str] = {}  # message id -> receipt handle, confirmed in the target
+    batch = dlq.batch_size_for(rate)
+    try:
+        for msgs in scan(holder, None, batch):
+            todo = []
+            for m in msgs:
+                d = dlq.decode_message(m)
+                if dlq.matches(d, key_glob) and (max_messages is None or result.matched < max_messages):
+                    result.matched += 1
+                    todo.append(m)
+                else:
+                    result.skipped += 1  # stays held until the pass ends, then made visible again
+            if todo:
+                _send_then_delete(sqs, dlq_url, target, todo, fifo, holder, pacer, result, sent_undeleted, log)
+            progress(result)
+            if max_messages is not None and result.matched >= max_messages:
+                break
+    finally:
+        # Interrupted or done: drop what is already in the target, give everything else back.
+        try:
+            if sent_undeleted:
+                _delete(sqs, dlq_url, sent_undeleted, holder, result, log)
+        except Exception as e:
+            log(f"could not delete {len(sent_undeleted)} already-sent messages ({e}); the next run re-sends them")
+        finally:
+            holder.release()
+            progress(result, force=True)
+    return result
+
+
+def _send_then_delete(sqs, dlq_url, target, msgs, fifo, holder, pacer, result, sent_undeleted, log) -> None:
+    by_entry = {str(i): m for i, m in enumerate(msgs)}
+    pacer.before_send(len(msgs))
+    resp = sqs.send_message_batch(
+        QueueUrl=target, Entries=[dlq.send_entry(m, i, fifo) for i, m in by_entry.items()]
+    )
+    for f in resp.get("Failed", []):
+        m = by_entry[f["Id"]]
+        result.send_failed += 1
+        log(f"target refused message {m['MessageId']}: {f.get('Code')}: {f.get('Message')}; it stays in the DLQ")
+        holder.release([m["MessageId"]])
+    for s in resp.get("Successful", []):
+        m = by_entry[s["Id"]]
+        sent_undeleted[m["MessageId"]] = holder.handles.get(m["MessageId"], m["ReceiptHandle"])
+    _delete(sqs, dlq_url, sent_undeleted, holder, result, log)
+
+
+def _delete(sqs, dlq_url, sent_undeleted: dict, holder: Holder, result: RedriveResult, log) -> None:
+    ids = list(sent_undeleted)
+    for start in range(0, len(ids), dlq.SQS_BATCH):
+        chunk = ids[start:start + dlq.SQS_BATCH]
+        entries = [{"Id": str(n), "ReceiptHandle": sent_undeleted[i]} for n, i in enumerate(chunk)]
+        resp = sqs.delete_message_batch(QueueUrl=dlq_url, Entries=entries)
+        failed = {chunk[int(f["Id"])] for f in resp.get("Failed", [])}
+        for i in chunk:
+            sent_undeleted.pop(i, None)
+            holder.forget([i])
+            if i in failed:
+                result.delete_failed += 1
+            else:
+                result.moved += 1
+        if failed:
+            log(f"{len(failed)} messages reached the target but could not be deleted from the DLQ; "
+                "a later run sends them again (a harmless duplicate)")
+
+
+# ---------------------------------------------------------------- CLI
+
+def _positive_int(text: str) -> int:
+    try:
+        v = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if v < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return v
+
+
+def _positive_float(text: str) -> float:
+    try:
+        v = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not v > 0:
+        raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
+    return v
+
+
+def _visibility(text: str) -> int:
+    v = _positive_int(text)
+    if v > 43200:
+        raise argparse.ArgumentTypeError("at most 43200 seconds (12 hours)")
+    return v
+
+
+def parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--dlq-url", metavar="URL", help="the dead-letter queue")
+    common.add_argument("--outputs-file", metavar="FILE", help="`cdk deploy --outputs-file` JSON; with --consumer, gives --dlq-url")
+    common.add_argument("--stack", metavar="NAME", help="stack in the outputs file (when it has several)")
+    common.add_argument("--consumer", metavar="NAME", help="consumer whose DLQ (and queue) to use from --outputs-file")
+    common.add_argument("--endpoint-url", metavar="URL", help="AWS endpoint, e.g. a local moto server")
+    common.add_argument("--region", metavar="REGION", help="AWS region (default: from the environment)")
+
+    p = argparse.ArgumentParser(prog="redrive-dlq", description="Inspect a dead-letter queue and send its messages back.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{inspect,redrive,export}")
+
+    i = sub.add_parser("inspect", parents=[common], help="count, oldest age and a decoded sample; changes nothing")
+    i.add_argument("--sample", type=_positive_int, default=100, metavar="N", help="messages to peek at (default 100)")
+    i.add_argument("--depth", type=int, default=2, metavar="N", help="key path segments to group by (default 2)")
+    i.add_argument("--show", type=int, default=3, metavar="N", help="keys shown per group (default 3)")
+    i.add_argument("--visibility-timeout", type=_visibility, default=60, metavar="S",
+                   help="how long peeked messages stay hidden if the tool is killed (default 60)")
+
+    r = sub.add_parser("redrive", parents=[common], help="move messages back to the source queue")
+    r.add_argument("--to", metavar="URL", help="target queue (default: the DLQ's only source queue)")
+    r.add_argument("--key-glob", metavar="GLOB", help="move only messages announcing a key that matches (fnmatch; * crosses /)")
+    r.add_argument("--max", type=_positive_int, metavar="N", help="move at most N messages")
+    r.add_argument("--rate", type=_positive_float, metavar="MSG_PER_S", help="at most this many messages per second")
+    r.add_argument("--dry-run", action="store_true", help="report what would move; change nothing")
+    r.add_argument("--no-move-task", action="store_true", help="never use StartMessageMoveTask; always send-then-delete")
+    r.add_argument("--visibility-timeout", type=_visibility, default=30, metavar="S",
+                   help="how long received messages stay hidden if the tool is killed (default 30)")
+
+    e = sub.add_parser("export", parents=[common], help="write an audit copy as JSON lines; leaves messages in place")
+    e.add_argument("--to", metavar="FILE.jsonl", required=True, help="file to write (refuses to overwrite)")
+    e.add_argument("--overwrite", action="store_true", help="replace an existing --to file")
+    e.add_argument("--limit", type=_positive_int, metavar="N", help="export at most N messages (default: all)")
+    e.add_argument("--visibility-timeout", type=_visibility, default=300, metavar="S",
+                   help="how long exported messages stay hidden if the tool is killed (default 300)")
+    return p
+
+
+def _resolve_dlq(args) -> tuple[str, str | None]:
+    """The DLQ URL, and the consumer's own queue when the outputs file names one."""
+    preferred = None
+    if args.outputs_file:
+        if not args.consumer:
+            raise RedriveError("--outputs-file needs --consumer NAME to find the DLQ")
+        try:
+            c = load_outputs(args.outputs_file, args.stack).consumer(args.consumer)
+        except OutputsError as e:
+            raise RedriveError(f"--outputs-file: {e}") from None
+        preferred = c.queue_url
+        if not args.dlq_url:
+            args.dlq_url = c.dlq_url
+    elif args.consumer or args.stack:
+        raise RedriveError("--consumer and --stack need --outputs-file")
+    if not args.dlq_url:
+        raise RedriveError("pass --dlq-url URL, or --outputs-file FILE --consumer NAME")
+    u = urlparse(args.dlq_url)
+    if u.scheme not in ("http", "https") or len([p for p in u.path.split("/") if p]) != 2:
+        raise RedriveError(f"--dlq-url {args.dlq_url!r} is not an SQS queue URL "
+                           "(https://sqs.<region>.amazonaws.com/<account>/<name>)")
+    return args.dlq_url, preferred
+
+
+def make_client(args):
+    import boto3
+    from botocore.config import Config
+    session = boto3.session.Session(region_name=args.region)
+    if not session.region_name:
+        raise RedriveError("no AWS region: pass --region (or set AWS_REGION)")
+    kw = {"endpoint_url": args.endpoint_url} if args.endpoint_url else {}
+    return session.client("sqs", config=Config(retries={"mode": "standard"}), **kw)
+
+
+def _sigterm(signum, frame):
+    raise KeyboardInterrupt
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    signal.signal(signal.SIGTERM, _sigterm)  # let `kill` run the same clean-up as Ctrl-C
+    try:
+        dlq_url, preferred = _resolve_dlq(args)
+        sqs = make_client(args)
+        if args.command == "inspect":
+            ins = inspect(sqs, dlq_url, args.sample, args.visibility_timeout)
+            print(format_inspection(dlq_url, ins, args.depth, args.show, datetime.now(timezone.utc)))
+            return 0
+        if args.command == "export":
+            n = export(sqs, dlq_url, args.to, args.visibility_timeout, args.limit, args.overwrite)
+            print(f"exported {n} messages to {args.to}; they are all still in the DLQ")
+            return 0
+        if args.to and args.to.endswith(".jsonl"):
+            raise RedriveError(f"--to {args.to} looks like a file; redrive sends to a queue URL (export writes files)")
+        target = resolve_target(sqs, dlq_url, args.to, preferred)
+        result = redrive(
+            sqs, dlq_url, target, key_glob=args.key_glob, max_messages=args.max, rate=args.rate,
+            dry_run=args.dry_run, visibility=args.visibility_timeout, use_move_task=not args.no_move_task,
+        )
+        for note in result.notes:
+            print(note)
+        if result.method != "dry run":
+            print(f"{result.method}: moved {result.moved} messages to {result.target}")
+        if result.skipped:
+            verb = "would stay" if result.method == "dry run" else "stay"
+            print(f"{result.skipped} messages {verb} in the DLQ (not matching --key-glob, or beyond --max)")
+        if result.send_failed or result.delete_failed:
+            print(f"{result.send_failed} could not be sent and stay in the DLQ; {result.delete_failed} were sent but "
+                  "not deleted and will be sent again by the next run. Re-run to finish.", file=sys.stderr)
+            return 1
+        return 0
+    except RedriveError as e:
+        print(f"redrive-dlq: error: {e}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("redrive-dlq: interrupted; no message was lost. Messages already sent but not yet deleted may be "
+              "sent again by the next run (harmless). Re-run to continue.", file=sys.stderr)
+        return 130
+    except Exception as e:
+        from botocore.exceptions import BotoCoreError, ClientError
+        if isinstance(e, (BotoCoreError, ClientError)):
+            print(f"redrive-dlq: AWS error: {e}", file=sys.stderr)
+            return 1
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())
