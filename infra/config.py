@@ -29,7 +29,7 @@ _ACCOUNT_RE = re.compile(r"^\d{12}$")
 _NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$|^[a-z]$")
 # Real S3 URL-encodes event keys (a space becomes "+"), so a prefix outside these characters would be
 # compared in encoded form by SNS and never match.
-_KEY_PART_RE = re.compile(r"^[A-Za-z0-9/_.\-=]*$")
+_KEY_PART_RE = re.compile(r"^[A-Za-z0-9/_.\-]*$")
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
 _PRINCIPAL_RE = re.compile(r"^arn:aws[a-z\-]*:iam::(\d{12}):(root|role/[\w+=,.@/\-]+|user/[\w+=,.@/\-]+)$")
 _RELEASE_RE = re.compile(r"^emr-(?:spark-)?(\d+)\.(\d+)\.(\d+)$")
@@ -185,7 +185,7 @@ def _key_part(obj: dict, name: str, key: str) -> str:
     value = _str(obj, name, key, "") or ""
     if len(value) > 512 or not _KEY_PART_RE.match(value):
         raise ConfigError(
-            f"{key}.{name}: {value!r} is not allowed; allowed: up to 512 characters from A-Z a-z 0-9 / _ . - = "
+            f"{key}.{name}: {value!r} is not allowed; allowed: up to 512 characters from A-Z a-z 0-9 / _ . - "
             "(S3 URL-encodes other characters in event keys, so filters on them would not match)"
         )
     return value
