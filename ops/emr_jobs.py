@@ -57,6 +57,8 @@ class JobSpec:
     timeout_minutes: int | None = None
     spark_conf: tuple[str, ...] = ()
     tags: dict = field(default_factory=dict)
+    # Only for runs against a local stand-in; on EMR the job reaches AWS's own endpoints.
+    job_endpoint_url: str | None = None
 
     @property
     def mode(self) -> str:
@@ -135,6 +137,8 @@ def entry_point_arguments(spec: JobSpec, queue_url: str, checkpoint: str, output
         args += ["--partition-by", ",".join(spec.partition_by)]
     if region:
         args += ["--region", region]
+    if spec.job_endpoint_url:
+        args += ["--endpoint-url", spec.job_endpoint_url]
     if spec.trigger_interval:
         args += ["--trigger-interval", spec.trigger_interval]
     if spec.until_drained:

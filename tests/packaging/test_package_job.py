@@ -1,0 +1,139 @@
+"""scripts/package-job: what goes into dist/, for which target, and that it is reproducible."""
+from __future__ import annotations
+
+import io
+import json
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from ops import packaging
+from ops.packaging_lock import PINS
+
+REPO = Path(__file__).resolve().parents[2]
+EM_X86_64, EM_AARCH64 = 62, 183
+
+
+def _elf_machine(data: bytes) -> int:
+    assert data[:4] == b"\x7fELF"
+    return int.from_bytes(data[18:20], "little")
+
+
+def _members(archive: Path) -> dict[str, tarfile.TarInfo]:
+    with tarfile.open(archive) as tar:
+        return {m.name: m for m in tar.getmembers()}
+
+
+def test_requirements_come_from_pyproject():
+    reqs = packaging.runtime_requirements()
+    assert set(reqs) == {"boto3", "pyarrow", "rocksdict"}
+    assert all(PINS[name] == version for name, version in reqs.items())
+
+
+def test_unpinned_or_disagreeing_dependency_is_refused(tmp_path):
+    pyproject = tmp_path / "pyproject.toml"
+    pyproject.write_text('[project]\nname = "x"\ndependencies = ["boto3>=1.40"]\n')
+    with pytest.raises(packaging.PackagingError, match="must be pinned exactly"):
+        packaging.runtime_requirements(pyproject)
+    with pytest.raises(packaging.PackagingError, match="update the lock"):
+        packaging.resolve_pins({"pyarrow": "21.0.0"})
+    with pytest.raises(packaging.PackagingError, match="provided by EMR"):
+        packaging.resolve_pins({"pyspark": "4.0.2"})
+
+
+def test_target_platform_tags_cover_older_manylinux():
+    t = packaging.Target("3.12", "aarch64")
+    tags = t.platforms()
+    assert tags[0] == "manylinux_2_34_aarch64" and "manylinux_2_28_aarch64" in tags
+    assert tags[-1] == "manylinux2014_aarch64" and t.cp == "cp312" and t.emr_architecture == "ARM64"
+    with pytest.raises(packaging.PackagingError, match="unsupported architecture"):
+        packaging.Target(arch="arm64")
+
+
+def test_lock_gaps_are_reported(built_dist, local_target):
+    wheels = packaging.find_cached_wheels(packaging.DEFAULT_WHEEL_CACHE, built_dist.packages, local_target)
+    without_six = {k: v for k, v in built_dist.packages.items() if k != "six"}
+    with pytest.raises(packaging.PackagingError, match="needs six.*does not pin"):
+        packaging.check_closure(wheels, without_six, local_target)
+
+
+def test_environment_archive_layout(built_dist, local_target):
+    archive = built_dist.dist / local_target.env_archive_name
+    members = _members(archive)
+    py = f"python{local_target.python}"
+    site = f"lib/{py}/site-packages"
+    # The venv shape EMR's ./environment/bin/python needs.
+    assert members["bin/python"].issym() and members["bin/python"].linkname == f"{local_target.python_home}/{py}"
+    assert members[f"bin/{py}"].linkname == "python"
+    with tarfile.open(archive) as tar:
+        cfg = tar.extractfile("pyvenv.cfg").read().decode()
+        pth = tar.extractfile(f"{site}/s3sqs-connector.pth").read().decode()
+    assert f"home = {local_target.python_home}" in cfg and "include-system-site-packages = false" in cfg
+    assert pth.strip() == "../../../../connector"
+    tops = {n.split("/")[3] for n in members if n.startswith(site + "/") and n.count("/") >= 3}
+    for pkg in ("pyarrow", "rocksdict", "boto3", "botocore", "s3transfer", "dateutil", "urllib3"):
+        assert pkg in tops
+    # Spark comes from EMR; console scripts and bytecode would carry this machine's paths and times.
+    assert not tops & {"pyspark", "py4j", "bin"}
+    assert not [n for n in members if "__pycache__" in n or n.endswith(".pyc")]
+    assert {m.mtime for m in members.values()} == {packaging.DEFAULT_EPOCH}
+    assert {(m.uid, m.gid) for m in members.values()} == {(0, 0)}
+    assert list(members) == sorted(members, key=lambda n: n.split("/"))  # parents before children
+
+
+def test_connector_zip_and_manifest(built_dist, local_target):
+    with zipfile.ZipFile(built_dist.dist / "s3sqs.zip") as zf:
+        names = zf.namelist()
+    assert "s3sqs/__init__.py" in names and "s3sqs/source.py" in names
+    assert not [n for n in names if "__pycache__" in n]
+    assert (built_dist.dist / "job.py").read_bytes() == (REPO / "app" / "job.py").read_bytes()
+    manifest = packaging.load_manifest(built_dist.dist)
+    assert manifest["environment"] == local_target.env_archive_name
+    assert manifest["target"]["emr_architecture"] in ("X86_64", "ARM64")
+    assert manifest["packages"] == dict(sorted(PINS.items()))
+    for name, meta in manifest["artifacts"].items():
+        assert packaging.sha256_of(built_dist.dist / name) == meta["sha256"]
+
+
+def test_cross_build_for_aarch64_python312(tmp_path):
+    """No Docker and no emulator: the aarch64 wheels from the registry are unpacked as they are."""
+    result = packaging.build(packaging.Target("3.12", "aarch64"), dist=tmp_path / "dist")
+    archive = result.dist / "s3sqs-env-cp312-aarch64.tar.gz"
+    with tarfile.open(archive) as tar:
+        names = tar.getnames()
+        lib = next(n for n in names if n.startswith("lib/python3.12/site-packages/pyarrow/lib.cpython-312-aarch64"))
+        rocks = next(n for n in names if n.startswith("lib/python3.12/site-packages/rocksdict/")
+                     and n.endswith(".so"))
+        assert _elf_machine(tar.extractfile(lib).read(64)) == EM_AARCH64
+        assert _elf_machine(tar.extractfile(rocks).read(64)) == EM_AARCH64
+        assert tar.getmember("bin/python").linkname == "/usr/bin/python3.12"
+    assert json.loads((result.dist / "manifest.json").read_text())["target"]["emr_architecture"] == "ARM64"
+
+
+def test_cli_rebuild_is_byte_identical_and_prints_sizes(built_dist, tmp_path):
+    """A second build, through the CLI, from the same inputs: same bytes; and a table with sizes."""
+    out = subprocess.run(
+        [sys.executable, str(REPO / "scripts" / "package-job"), "--dist", str(tmp_path / "d"),
+         "--python-home", built_dist.target.python_home, "--arch", built_dist.target.arch,
+         "--python", built_dist.target.python],
+        capture_output=True, text=True, timeout=300,
+    )
+    assert out.returncode == 0, out.stderr
+    for name in (built_dist.target.env_archive_name, "s3sqs.zip", "job.py", "pyarrow==22.0.0"):
+        assert name in out.stdout
+    assert "MiB" in out.stdout
+    again = json.loads((tmp_path / "d" / "manifest.json").read_text())
+    assert {n: m["sha256"] for n, m in again["artifacts"].items()} == {a.name: a.sha256 for a in built_dist.artifacts}
+    assert (tmp_path / "d" / "manifest.json").read_bytes() == (built_dist.dist / "manifest.json").read_bytes()
+
+
+def test_missing_dist_and_bad_target_are_explained(tmp_path):
+    with pytest.raises(packaging.PackagingError, match="run scripts/package-job"):
+        packaging.load_manifest(tmp_path / "nothing-here")
+    bad = subprocess.run([sys.executable, str(REPO / "scripts" / "package-job"), "--arch", "sparc"],
+                         capture_output=True, text=True)
+    assert bad.returncode == 2 and "invalid choice" in bad.stderr
