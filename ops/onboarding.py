@@ -190,15 +190,31 @@ def _same_text(a: str | None, b: str | None) -> bool:
         return False
 
 
-def update_policy(target: Target, apply: bool, log: Callable[[str], None], attempts: int = MAX_ATTEMPTS) -> Outcome:
-    """Compute the change from what is stored now; with apply, re-read just before writing and start over if
-    someone else changed the policy in between, then read back to confirm. Gives up after `attempts`."""
-    label = target.store.label
+@dataclass
+class Prepared:
+    target: Target
+    before_text: str | None
+    plan: pm.Plan
+
+    @property
+    def label(self) -> str:
+        return self.target.store.label
+
+
+def prepare(target: Target) -> Prepared:
+    """Read and compute; raises on a malformed policy or a missing resource, before anything is written."""
     before_text = target.store.read()
-    plan = target.compute(before_text)
+    return Prepared(target, before_text, target.compute(before_text))
+
+
+def commit(p: Prepared, log: Callable[[str], None], attempts: int = MAX_ATTEMPTS) -> Outcome:
+    """Re-read just before writing and start over if someone else changed the policy since it was read,
+    then read back to confirm. Gives up after `attempts`."""
+    target, before_text, plan = p.target, p.before_text, p.plan
+    label = p.label
     diff = pm.policy_diff(plan.before, plan.after, label)
-    if not plan.changed or not apply:
-        return Outcome(label, plan.changed, False, diff)
+    if not plan.changed:
+        return Outcome(label, False, False, diff)
     for attempt in range(1, attempts + 1):
         current = target.store.read()
         if not _same_text(current, before_text):
@@ -222,6 +238,13 @@ def update_policy(target: Target, apply: bool, log: Callable[[str], None], attem
         f"{label} kept changing while we tried to update it ({attempts} attempts); someone else is editing it. "
         "Nothing of theirs was dropped. Run again once they are done."
     )
+
+
+def update_policy(target: Target, apply: bool, log: Callable[[str], None], attempts: int = MAX_ATTEMPTS) -> Outcome:
+    p = prepare(target)
+    if not apply:
+        return Outcome(p.label, p.plan.changed, False, pm.policy_diff(p.plan.before, p.plan.after, p.label))
+    return commit(p, log, attempts)
 
 
 # ---------------------------------------------------------------- request: validated arguments
@@ -510,14 +533,16 @@ def run(req: Request, clients: dict, out=print, err=None) -> int:
     action = "revoke" if req.revoke else "grant"
     who = req.grantee.role_arn or f"account {req.grantee.account}"
     out(f"# {action} {who} ({'apply' if req.apply else 'dry run'})")
+    # Every policy is read and checked before any is written, so a bad one stops the run with nothing changed.
+    prepared = [prepare(t) for t in build_targets(req, clients)]
     outcomes = []
-    for target in build_targets(req, clients):
-        o = update_policy(target, req.apply, err)
-        outcomes.append(o)
-        if o.changed:
-            out(o.diff.rstrip("\n"))
+    for p in prepared:
+        if req.apply:
+            o = commit(p, err)
         else:
-            out(f"= {o.label}: unchanged")
+            o = Outcome(p.label, p.plan.changed, False, pm.policy_diff(p.plan.before, p.plan.after, p.label))
+        outcomes.append(o)
+        out(o.diff.rstrip("\n") if o.changed else f"= {o.label}: unchanged")
     changed = [o for o in outcomes if o.changed]
     if not req.apply:
         if changed:

@@ -1,0 +1,362 @@
+"""onboard-account against a moto server, with the owner in one account and the consumer in another."""
+from __future__ import annotations
+
+import argparse
+import json
+
+import pytest
+
+from ops import onboarding as ob
+from ops import policy_merge as pm
+from tests.ops.helpers import CONSUMER, OWNER, STRANGER, account_credentials, run_script, session_for, unique
+
+FOREIGN_BUCKET_STMT = {
+    "Sid": "PartnerRead", "Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{STRANGER}:root"},
+    "Action": "s3:GetObject", "Resource": "arn:aws:s3:::{bucket}/partner/*",
+}
+FOREIGN_QUEUE_STMT = {
+    "Sid": "PartnerConsume", "Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{STRANGER}:root"},
+    "Action": "sqs:ReceiveMessage", "Resource": "*",
+}
+
+
+@pytest.fixture
+def owner(moto_endpoint):
+    """Resources in the owner account, each with a policy someone else already wrote; removed afterwards."""
+    sess = session_for(moto_endpoint, OWNER)
+    env = account_credentials(moto_endpoint, OWNER)
+    s3 = sess.client("s3", endpoint_url=moto_endpoint)
+    sqs = sess.client("sqs", endpoint_url=moto_endpoint)
+    sns = sess.client("sns", endpoint_url=moto_endpoint)
+    kms = sess.client("kms", endpoint_url=moto_endpoint)
+    bucket = unique("source")
+    s3.create_bucket(Bucket=bucket)
+    bucket_stmt = json.loads(json.dumps(FOREIGN_BUCKET_STMT).replace("{bucket}", bucket))
+    s3.put_bucket_policy(Bucket=bucket, Policy=json.dumps({"Version": "2012-10-17", "Statement": [bucket_stmt]}))
+    queue_url = sqs.create_queue(QueueName=unique("consumer"))["QueueUrl"]
+    sqs.set_queue_attributes(QueueUrl=queue_url, Attributes={
+        "Policy": json.dumps({"Version": "2012-10-17", "Statement": [FOREIGN_QUEUE_STMT]})})
+    topic_arn = sns.create_topic(Name=unique("fanout"))["TopicArn"]
+    key_arn = kms.create_key()["KeyMetadata"]["Arn"]
+    ns = argparse.Namespace(
+        s3=s3, sqs=sqs, sns=sns, kms=kms, bucket=bucket, queue_url=queue_url, topic_arn=topic_arn,
+        key_arn=key_arn, env=env, endpoint=moto_endpoint, bucket_stmt=bucket_stmt,
+        clients={"s3": s3, "sqs": sqs, "sns": sns, "kms": kms},
+    )
+    try:
+        yield ns
+    finally:
+        s3.delete_bucket_policy(Bucket=bucket)
+        s3.delete_bucket(Bucket=bucket)
+        sqs.delete_queue(QueueUrl=queue_url)
+        sns.delete_topic(TopicArn=topic_arn)
+        kms.schedule_key_deletion(KeyId=key_arn.rsplit("/", 1)[-1], PendingWindowInDays=7)  # moto: key id, not ARN
+
+
+def policies(o) -> dict:
+    def q():
+        return o.sqs.get_queue_attributes(QueueUrl=o.queue_url, AttributeNames=["Policy"])["Attributes"].get("Policy")
+
+    def b():
+        try:
+            return o.s3.get_bucket_policy(Bucket=o.bucket)["Policy"]
+        except o.s3.exceptions.ClientError:
+            return None
+    return {
+        "bucket": b(), "queue": q(),
+        "topic": o.sns.get_topic_attributes(TopicArn=o.topic_arn)["Attributes"]["Policy"],
+        "key": o.kms.get_key_policy(KeyId=o.key_arn, PolicyName="default")["Policy"],
+    }
+
+
+def onboard(o, *args, check=True):
+    r = run_script("onboard-account", "--endpoint-url", o.endpoint, "--region", "us-east-1", *args, env=o.env)
+    if check:
+        assert r.returncode == 0, r.stderr
+    return r
+
+
+def queue_args(o):
+    return ["--consumer-account", CONSUMER, "--bucket", o.bucket, "--prefix", "landing/orders/",
+            "--prefix", "landing/refunds/", "--queue-url", o.queue_url, "--kms-key-arn", o.key_arn]
+
+
+def stmts(text: str | None) -> list[dict]:
+    return pm.statements_of(json.loads(text)) if text else []
+
+
+def test_dry_run_prints_diffs_and_changes_nothing(owner):
+    before = policies(owner)
+    r = onboard(owner, *queue_args(owner))
+    assert policies(owner) == before
+    for label in (f"bucket policy of s3://{owner.bucket}", f"queue policy of {owner.queue_url}", "key policy of"):
+        assert f"+++ {label}" in r.stdout
+    assert "dry run: 3 of 3 policies would change" in r.stdout
+    assert f'"arn:aws:iam::{CONSUMER}:root"' in r.stdout
+
+
+def test_grant_keeps_foreign_statements_second_run_is_noop_and_revoke_restores(owner):
+    original = policies(owner)
+    r = onboard(owner, *queue_args(owner), "--apply")
+    assert "applied: 3 policies written" in r.stdout
+    granted = policies(owner)
+
+    # Foreign statements are byte-for-byte the same objects as before, in the same place.
+    assert stmts(granted["bucket"])[0] == owner.bucket_stmt
+    assert stmts(granted["queue"])[0] == FOREIGN_QUEUE_STMT
+    assert stmts(granted["key"])[0] == stmts(original["key"])[0]
+    assert granted["topic"] == original["topic"]  # queue mode leaves the topic alone
+
+    ours = [s for s in stmts(granted["bucket"]) if s["Sid"].startswith(f"S3SqsOnboard{CONSUMER}")]
+    assert {s["Action"] for s in ours} == {"s3:GetObject", "s3:ListBucket"} and len(ours) == 4
+    assert all(s["Principal"] == {"AWS": f"arn:aws:iam::{CONSUMER}:root"} for s in ours)
+    q = [s for s in stmts(granted["queue"]) if s.get("Sid", "").startswith("S3SqsOnboard")]
+    queue_arn = owner.sqs.get_queue_attributes(QueueUrl=owner.queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    assert q == [pm.queue_statement(pm.Grantee.for_account(CONSUMER), queue_arn)]
+    assert sorted(q[0]["Action"]) == sorted(["sqs:ReceiveMessage", "sqs:DeleteMessage",
+                                             "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"])
+
+    # What the consumer needs on its side.
+    assert '"Sid": "ReadSourceObjects"' in r.stdout and '"Sid": "ConsumeSourceQueue"' in r.stdout
+    assert f'"accountId": "{CONSUMER}"' in r.stdout
+
+    # Second run: nothing to write, nothing written.
+    r2 = onboard(owner, *queue_args(owner), "--apply")
+    assert "applied: 0 policies written, 3 already as wanted" in r2.stdout
+    assert policies(owner) == granted
+
+    # Revoke: back to exactly the original statements, and revoking twice is a no-op.
+    r3 = onboard(owner, *queue_args(owner), "--revoke", "--apply")
+    assert "applied: 3 policies written" in r3.stdout
+    revoked = policies(owner)
+    for k in original:
+        assert stmts(revoked[k]) == stmts(original[k]), k
+    r4 = onboard(owner, *queue_args(owner), "--revoke", "--apply")
+    assert "applied: 0 policies written" in r4.stdout
+
+
+def test_topic_mode_lets_a_queue_in_the_consumer_account_subscribe(owner):
+    original = policies(owner)
+    r = onboard(owner, "--consumer-account", CONSUMER, "--bucket", owner.bucket, "--prefix", "landing/",
+                "--topic-arn", owner.topic_arn, "--apply")
+    assert "applied: 2 policies written" in r.stdout
+    topic = stmts(policies(owner)["topic"])
+    assert topic[0] == stmts(original["topic"])[0]  # SNS's default statement survives
+    sub = [s for s in topic if s.get("Sid", "").endswith("SnsSubscribe")]
+    assert len(sub) == 1 and sub[0]["Principal"] == {"AWS": f"arn:aws:iam::{CONSUMER}:root"}
+    assert policies(owner)["queue"] == original["queue"]
+    assert "sns.amazonaws.com" in r.stdout  # the policy for the consumer's own queue
+
+    # The consumer, in its own account, subscribes its own queue to the owner's topic.
+    consumer = session_for(owner.endpoint, CONSUMER)
+    csqs = consumer.client("sqs", endpoint_url=owner.endpoint)
+    cq = csqs.create_queue(QueueName=unique("mine"))["QueueUrl"]
+    try:
+        carn = csqs.get_queue_attributes(QueueUrl=cq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        assert f":{CONSUMER}:" in carn
+        sub_arn = consumer.client("sns", endpoint_url=owner.endpoint).subscribe(
+            TopicArn=owner.topic_arn, Protocol="sqs", Endpoint=carn, Attributes={"RawMessageDelivery": "true"},
+        )["SubscriptionArn"]
+        assert sub_arn.startswith(owner.topic_arn)
+    finally:
+        csqs.delete_queue(QueueUrl=cq)
+
+    onboard(owner, "--consumer-account", CONSUMER, "--bucket", owner.bucket, "--topic-arn", owner.topic_arn,
+            "--revoke", "--apply")
+    assert stmts(policies(owner)["topic"]) == stmts(original["topic"])
+    assert stmts(policies(owner)["bucket"]) == stmts(original["bucket"])
+
+
+def test_role_principal_and_account_principal_are_revoked_separately(owner):
+    role = f"arn:aws:iam::{CONSUMER}:role/analytics-job"
+    args = ["--bucket", owner.bucket, "--prefix", "landing/", "--queue-url", owner.queue_url, "--apply"]
+    onboard(owner, "--consumer-role-arn", role, *args)
+    onboard(owner, "--consumer-account", CONSUMER, *args)
+    both = stmts(policies(owner)["bucket"])
+    assert {s["Principal"]["AWS"] for s in both[1:]} == {role, f"arn:aws:iam::{CONSUMER}:root"}
+    r = onboard(owner, "--consumer-account", CONSUMER, "--bucket", owner.bucket, "--queue-url", owner.queue_url,
+                "--revoke", "--apply")
+    assert r.returncode == 0
+    left = stmts(policies(owner)["bucket"])
+    assert left[0] == owner.bucket_stmt
+    assert {s["Principal"]["AWS"] for s in left[1:]} == {role}
+    q = stmts(policies(owner)["queue"])
+    assert [s["Principal"]["AWS"] for s in q] == [FOREIGN_QUEUE_STMT["Principal"]["AWS"], role]
+    r = onboard(owner, "--consumer-role-arn", role, "--bucket", owner.bucket, "--prefix", "landing/",
+                "--queue-url", owner.queue_url)
+    assert '"crossAccountPrincipals"' in r.stdout
+
+
+def test_outputs_file_fills_bucket_queue_prefix_and_key(owner, tmp_path):
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"S3SqsStack": {
+        "SourceBucketName": owner.bucket, "TopicArn": owner.topic_arn, "KmsKeyArn": owner.key_arn,
+        "Consumers": json.dumps({"analytics": {
+            "queueUrl": owner.queue_url, "queueArn": "arn:aws:sqs:us-east-1:222222222222:x", "dlqUrl": "u",
+            "dlqArn": "a", "jobRoleArn": "r", "prefix": "analytics/"}}),
+    }}))
+    r = onboard(owner, "--consumer-account", CONSUMER, "--outputs-file", str(outputs), "--consumer", "analytics", "--apply")
+    assert "applied: 3 policies written" in r.stdout
+    assert any(s.get("Resource") == f"arn:aws:s3:::{owner.bucket}/analytics/*" for s in stmts(policies(owner)["bucket"]))
+    assert '"name": "analytics"' in r.stdout
+    # No consumer named: the prefix must be given; a bare --topic-arn takes the stack's topic.
+    r = onboard(owner, "--consumer-account", CONSUMER, "--outputs-file", str(outputs), "--topic-arn", check=False)
+    assert r.returncode == 1 and "no prefix" in r.stderr
+    r = onboard(owner, "--consumer-account", CONSUMER, "--outputs-file", str(outputs), "--topic-arn", "--prefix", "x/")
+    assert f"+++ topic policy of {owner.topic_arn}" in r.stdout
+    r = onboard(owner, "--consumer-account", CONSUMER, "--outputs-file", str(outputs), "--consumer", "nope", check=False)
+    assert r.returncode == 1 and "unknown consumer 'nope'" in r.stderr
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--consumer-account", "12345"], "--consumer-account '12345' is not an AWS account id: use exactly 12 digits"),
+    (["--consumer-account", "1111111111111"], "exactly 12 digits"),
+    (["--consumer-role-arn", "arn:aws:iam::111111111111:user/bob"], "--consumer-role-arn"),
+])
+def test_bad_consumer_is_rejected_before_any_aws_call(owner, args, message):
+    before = policies(owner)
+    r = onboard(owner, *args, "--bucket", owner.bucket, "--prefix", "a/", "--queue-url", owner.queue_url,
+                "--apply", check=False)
+    assert r.returncode == 1
+    assert message in r.stderr
+    assert policies(owner) == before
+
+
+@pytest.mark.parametrize("args,message", [
+    (["--bucket", "Not_A_Bucket", "--prefix", "a/"], "--bucket 'Not_A_Bucket' is not a valid S3 bucket name"),
+    (["--bucket", "{bucket}"], "no prefix: pass --prefix"),
+    (["--bucket", "{bucket}", "--prefix", "a/*"], "contains a wildcard"),
+    (["--prefix", "a/"], "no bucket"),
+    (["--bucket", "{bucket}", "--prefix", "a/", "--kms-key-arn", "alias/data"], "aliases are not accepted"),
+    (["--bucket", "{bucket}", "--prefix", "a/", "--consumer", "Bad Name"], "--consumer 'Bad Name'"),
+])
+def test_bad_flags_get_clear_errors(owner, args, message):
+    args = [a.replace("{bucket}", owner.bucket) for a in args]
+    r = onboard(owner, "--consumer-account", CONSUMER, *args, "--queue-url", owner.queue_url, "--apply", check=False)
+    assert r.returncode == 1, r.stdout
+    assert message in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_bad_queue_url_and_missing_target(owner):
+    base = ["--consumer-account", CONSUMER, "--bucket", owner.bucket, "--prefix", "a/"]
+    r = onboard(owner, *base, check=False)
+    assert r.returncode == 1 and "pass --queue-url" in r.stderr
+    r = onboard(owner, *base, "--queue-url", "not-a-url", check=False)
+    assert r.returncode == 1 and "--queue-url 'not-a-url' is not an SQS queue URL" in r.stderr
+    r = onboard(owner, *base, "--topic-arn", "arn:aws:sqs:us-east-1:222222222222:q", check=False)
+    assert r.returncode == 1 and "is not an SNS topic ARN" in r.stderr
+    r = onboard(owner, *base, "--queue-url", owner.queue_url, "--topic-arn", owner.topic_arn, check=False)
+    assert r.returncode == 2 and "not allowed with argument" in r.stderr
+
+
+def test_bucket_that_does_not_exist(owner):
+    r = onboard(owner, "--consumer-account", CONSUMER, "--bucket", unique("missing"), "--prefix", "a/",
+                "--queue-url", owner.queue_url, "--apply", check=False)
+    assert r.returncode == 1
+    assert "does not exist" in r.stderr and "check --bucket" in r.stderr
+    assert "Traceback" not in r.stderr
+
+
+def test_queue_that_does_not_exist(owner):
+    url = owner.queue_url.rsplit("/", 1)[0] + "/" + unique("gone")
+    r = onboard(owner, "--consumer-account", CONSUMER, "--bucket", owner.bucket, "--prefix", "a/",
+                "--queue-url", url, check=False)
+    assert r.returncode == 1 and "does not exist: check --queue-url" in r.stderr
+
+
+def test_malformed_existing_bucket_policy_is_never_overwritten(owner):
+    owner.s3.put_bucket_policy(Bucket=owner.bucket, Policy="{this is not json")
+    before = policies(owner)
+    r = onboard(owner, *queue_args(owner), "--apply", check=False)
+    assert r.returncode == 1
+    assert f"bucket policy of s3://{owner.bucket} is not valid JSON" in r.stderr
+    assert "refusing to overwrite" in r.stderr
+    assert policies(owner) == before
+    r = onboard(owner, *queue_args(owner), "--revoke", "--apply", check=False)
+    assert r.returncode == 1 and policies(owner) == before
+
+
+def test_malformed_key_policy_is_refused(owner):
+    owner.kms.put_key_policy(KeyId=owner.key_arn, PolicyName="default", Policy='{"Statement": {"oops": 1}, "x": [}')
+    before = policies(owner)
+    r = onboard(owner, *queue_args(owner), "--apply", check=False)
+    assert r.returncode == 1 and "key policy of" in r.stderr and "not valid JSON" in r.stderr
+    assert policies(owner) == before  # every policy is checked before any is written
+
+
+# ---------------------------------------------------------------- concurrency, in process
+
+def request(o, **over) -> ob.Request:
+    args = ob.parser().parse_args(queue_args(o) + ["--apply", "--endpoint-url", o.endpoint])
+    req = ob.build_request(args, "us-east-1")
+    for k, v in over.items():
+        setattr(req, k, v)
+    return req
+
+
+class Meddler:
+    """A bucket policy store whose policy someone else edits between our first read and our write."""
+
+    def __init__(self, inner: ob.BucketPolicyStore, edits: int):
+        self.inner, self.edits, self.reads = inner, edits, 0
+
+    @property
+    def label(self):
+        return self.inner.label
+
+    def read(self):
+        self.reads += 1
+        text = self.inner.read()
+        if self.reads >= 2 and self.edits > 0:  # after our first read: a colleague adds a statement
+            self.edits -= 1
+            doc = json.loads(text)
+            doc["Statement"].append({"Sid": f"Colleague{self.reads}", "Effect": "Allow",
+                                     "Principal": {"AWS": f"arn:aws:iam::{STRANGER}:root"},
+                                     "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{self.inner.bucket}/c/*"})
+            self.inner.write(doc)
+            text = self.inner.read()
+        return text
+
+    def write(self, doc):
+        self.inner.write(doc)
+
+
+def test_concurrent_edit_is_re_read_and_kept(owner):
+    req = request(owner)
+    target = ob.build_targets(req, owner.clients)[0]
+    meddler = Meddler(target.store, edits=1)
+    target.store = meddler
+    log = []
+    outcome = ob.update_policy(target, apply=True, log=log.append)
+    assert outcome.written
+    assert any("changed since it was read" in line for line in log)
+    sids = [s.get("Sid") for s in stmts(policies(owner)["bucket"])]
+    assert sids[0] == "PartnerRead" and "Colleague2" in sids
+    assert sum(1 for s in sids if s.startswith("S3SqsOnboard")) == 4
+
+
+def test_policy_that_keeps_changing_aborts_without_losing_edits(owner):
+    req = request(owner)
+    target = ob.build_targets(req, owner.clients)[0]
+    target.store = Meddler(target.store, edits=99)
+    with pytest.raises(ob.ConcurrentEditError, match="kept changing"):
+        ob.update_policy(target, apply=True, log=lambda m: None)
+    sids = [s.get("Sid") for s in stmts(policies(owner)["bucket"])]
+    assert sids[0] == "PartnerRead" and sum(1 for s in sids if s.startswith("Colleague")) == ob.MAX_ATTEMPTS
+    assert not any(s.startswith("S3SqsOnboard") for s in sids)
+
+
+def test_cdk_context_entry_is_accepted_by_the_infra_config():
+    config = pytest.importorskip("infra.config")
+    g = pm.Grantee.for_role(f"arn:aws:iam::{CONSUMER}:role/analytics-job")
+    frag = ob.cdk_context_entry("partner-analytics", g, ["landing/a/", "landing/b/"])
+    assert frag["consumers"][0]["prefix"] == "landing/"
+    cfg = config.parse_config({
+        "sourceBucket": {"mode": "new"},
+        "consumers": frag["consumers"],
+        "crossAccountPrincipals": frag["crossAccountPrincipals"],
+    })
+    c = cfg.consumers[0]
+    assert (c.name, c.account_id, c.prefix) == ("partner-analytics", CONSUMER, "landing/")
+    assert cfg.principals_for(c) == (g.role_arn,)
