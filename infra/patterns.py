@@ -14,7 +14,6 @@ from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
-from aws_cdk import aws_sns_subscriptions as subs
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
@@ -121,7 +120,11 @@ class FanOutTopic(Construct):
         encryption_key: kms.IKey | None,
     ) -> None:
         super().__init__(scope, id)
-        self.topic = sns.Topic(self, "Topic", enforce_ssl=True, master_key=encryption_key)
+        stack = Stack.of(self)
+        # Without a customer key the topic is left unencrypted at rest: S3 cannot publish to a topic under
+        # the AWS-managed SNS key. A fixed name lets the key policy name the topic without a reference.
+        topic_name = f"{stack.stack_name}-fan-out"
+        self.topic = sns.Topic(self, "Topic", topic_name=topic_name, enforce_ssl=True, master_key=encryption_key)
         self.topic.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="AllowSourceBucketPublish",
@@ -146,6 +149,16 @@ class FanOutTopic(Construct):
                         "ArnLike": {"aws:SourceArn": source_bucket.bucket_arn},
                         "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
                     },
+                )
+            )
+            # SNS encrypts what it delivers to the (equally encrypted) consumer queues.
+            encryption_key.add_to_resource_policy(
+                iam.PolicyStatement(
+                    sid="AllowFanOutTopicDelivery",
+                    principals=[iam.ServicePrincipal("sns.amazonaws.com")],
+                    actions=["kms:GenerateDataKey*", "kms:Decrypt"],
+                    resources=["*"],
+                    conditions={"ArnEquals": {"aws:SourceArn": stack.format_arn(service="sns", resource=topic_name)}},
                 )
             )
         policy = self.topic.node.find_child("Policy")
@@ -209,14 +222,29 @@ class ConsumerQueue(Construct):
         )
         acknowledge(self.dlq, "AwsSolutions-SQS3", "This queue is itself the dead-letter queue of the consumer queue.")
 
-        topic.add_subscription(
-            subs.SqsSubscription(
-                self.queue,
-                # The connector reads S3 events directly; no SNS envelope to unwrap.
-                raw_message_delivery=True,
-                filter_policy_with_message_body=prefix_filter_policy(consumer.prefix) if consumer.prefix else None,
+        # Written out rather than SqsSubscription: that one would also grant SNS on the key with a
+        # reference to the topic, and with one key for both that is a dependency cycle.
+        self.queue.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AllowFanOutTopic",
+                principals=[iam.ServicePrincipal("sns.amazonaws.com")],
+                actions=["sqs:SendMessage"],
+                resources=[self.queue.queue_arn],
+                conditions={"ArnEquals": {"aws:SourceArn": topic.topic_arn}},
             )
         )
+        self.subscription = sns.Subscription(
+            self,
+            "Subscription",
+            topic=topic,
+            endpoint=self.queue.queue_arn,
+            protocol=sns.SubscriptionProtocol.SQS,
+            # The connector reads S3 events directly; no SNS envelope to unwrap.
+            raw_message_delivery=True,
+            filter_policy_with_message_body=prefix_filter_policy(consumer.prefix) if consumer.prefix else None,
+        )
+        # SNS must be allowed to send before the subscription starts delivering.
+        self.subscription.node.add_dependency(self.queue.node.find_child("Policy"))
         self.queue.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="AllowConsumerAccount",

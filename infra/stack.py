@@ -156,11 +156,6 @@ class StreamingStack(Stack):
         fan_out = FanOutTopic(self, "FanOut", source_bucket=source, event_filter=cfg.event_filter,
                               encryption_key=key)
         self.topic = fan_out.topic
-        if key is None:
-            acknowledge(self.topic, "AwsSolutions-SNS2",
-                        "S3 cannot publish to a topic under the AWS-managed SNS key; set kms.mode to "
-                        "'customer' to encrypt the topic with a customer-managed key.")
-
         spark = SparkApplication(self, "Spark", emr=cfg.emr, artifacts_bucket=self.artifacts_bucket,
                                  encryption_key=key)
         self.application = spark.application

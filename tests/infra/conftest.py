@@ -1,0 +1,53 @@
+"""Templates synthesized once per session, with cdk.json's context (feature flags included)."""
+from __future__ import annotations
+
+import os
+
+import pytest
+
+os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
+os.environ.setdefault("CDK_DISABLE_VERSION_CHECK", "1")
+
+# An imported source bucket, a customer-managed key, event filters and a hyphenated consumer name:
+# the branches the default cdk.json example does not take.
+VARIANT_CONTEXT = {
+    "sourceBucket": {"mode": "import", "bucketName": "acme-landing-zone"},
+    "eventFilter": {"prefix": "incoming/", "suffix": ".json"},
+    "consumers": [
+        {"name": "ingest", "accountId": "123456789012", "maxReceiveCount": 2, "visibilityTimeoutSeconds": 60},
+        {"name": "raw-events", "accountId": "210987654321", "prefix": "incoming/raw/", "maxReceiveCount": 4},
+    ],
+    "crossAccountPrincipals": ["arn:aws:iam::210987654321:role/raw-reader"],
+    "kms": {"mode": "customer"},
+    "emr": {"architecture": "ARM64", "maximumCapacity": {"vcpu": 8, "memoryGb": 32, "diskGb": 100},
+            "idleTimeoutMinutes": 5},
+    "alarms": {"dlqMessagesThreshold": 3, "oldestMessageAgeSeconds": 600},
+}
+
+
+@pytest.fixture(scope="session")
+def template_dict() -> dict:
+    from infra.local_stand_in import synth_template
+
+    return synth_template()
+
+
+@pytest.fixture(scope="session")
+def variant_template_dict() -> dict:
+    from infra.local_stand_in import synth_template
+
+    return synth_template(VARIANT_CONTEXT)
+
+
+@pytest.fixture(scope="session")
+def template(template_dict):
+    from aws_cdk.assertions import Template
+
+    return Template.from_json(template_dict)
+
+
+@pytest.fixture(scope="session")
+def variant_template(variant_template_dict):
+    from aws_cdk.assertions import Template
+
+    return Template.from_json(variant_template_dict)

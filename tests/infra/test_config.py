@@ -1,0 +1,154 @@
+"""cdk.json context -> StackConfig: the example parses, defaults apply, bad values name their key."""
+from __future__ import annotations
+
+import copy
+import json
+
+import pytest
+
+from infra.config import ConfigError, DEFAULT_RELEASE_LABEL, parse_config
+from tests.infra.conftest import VARIANT_CONTEXT
+
+
+@pytest.fixture(scope="module")
+def example() -> dict:
+    from infra.app import cdk_json_context
+
+    return cdk_json_context()
+
+
+def test_cdk_json_example_is_complete_and_valid(example):
+    cfg = parse_config(example)
+    assert not cfg.source_bucket.imported
+    names = [c.name for c in cfg.consumers]
+    assert names[:2] == ["ingest", "analytics"]
+    ingest, analytics = cfg.consumers[:2]
+    # The local demo relies on `ingest` seeing every ObjectCreated event.
+    assert ingest.prefix == ""
+    assert analytics.prefix == "analytics/"
+    assert cfg.emr.release_label == DEFAULT_RELEASE_LABEL == "emr-spark-8.0.0"
+    assert cfg.kms.mode == "managed"
+    # Every setting is spelled out in the example, so the README can point at it.
+    for key in ("sourceBucket", "eventFilter", "consumers", "crossAccountPrincipals", "kms", "emr", "alarms"):
+        assert key in example
+    assert set(example["consumers"][0]) == {"name", "accountId", "prefix", "maxReceiveCount",
+                                           "visibilityTimeoutSeconds"}
+
+
+def test_cdk_json_keeps_the_cli_offline():
+    from infra.app import CDK_JSON
+
+    doc = json.loads(CDK_JSON.read_text())
+    assert doc["notices"] is False
+    assert doc["context"]["cli-telemetry"] is False
+    assert doc["app"].endswith("-m infra.app")
+
+
+def test_defaults_fill_optional_sections():
+    cfg = parse_config({"sourceBucket": {"mode": "new"},
+                        "consumers": [{"name": "a", "accountId": "123456789012"}]})
+    c = cfg.consumers[0]
+    assert (c.prefix, c.max_receive_count, c.visibility_timeout_seconds) == ("", 5, 300)
+    assert cfg.kms.mode == "managed"
+    assert cfg.emr.release_label == "emr-spark-8.0.0"
+    assert cfg.emr.architecture == "X86_64"
+    assert cfg.alarms.dlq_messages_threshold == 1
+    assert cfg.event_filter.prefix == cfg.event_filter.suffix == ""
+    assert cfg.principals_for(c) == ("arn:aws:iam::123456789012:root",)
+
+
+def test_variant_parses_with_principals_per_account():
+    cfg = parse_config(VARIANT_CONTEXT)
+    assert cfg.source_bucket.imported and cfg.source_bucket.bucket_name == "acme-landing-zone"
+    ingest, raw = cfg.consumers
+    assert raw.construct_id == "RawEvents"
+    assert cfg.principals_for(raw) == ("arn:aws:iam::210987654321:role/raw-reader",)
+    assert cfg.principals_for(ingest) == ("arn:aws:iam::123456789012:root",)
+    assert cfg.read_prefix(ingest) == "incoming/"
+    assert cfg.read_prefix(raw) == "incoming/raw/"
+
+
+def test_json_strings_from_the_command_line_are_accepted():
+    cfg = parse_config({
+        "sourceBucket": '{"mode": "import", "bucketName": "my-bucket"}',
+        "consumers": '[{"name": "a", "accountId": "123456789012", "maxReceiveCount": "7"}]',
+        "crossAccountPrincipals": '["123456789012"]',
+    })
+    assert cfg.source_bucket.bucket_name == "my-bucket"
+    assert cfg.consumers[0].max_receive_count == 7
+    assert cfg.cross_account_principals == ("arn:aws:iam::123456789012:root",)
+
+
+def _with(path: str, value) -> dict:
+    """The valid variant context with one value replaced (path like 'consumers[1].maxReceiveCount')."""
+    ctx = copy.deepcopy(VARIANT_CONTEXT)
+    node = ctx
+    parts = path.replace("]", "").replace("[", ".").split(".")
+    for part in parts[:-1]:
+        node = node[int(part)] if part.isdigit() else node.setdefault(part, {})
+    last = parts[-1]
+    if value is _DELETE:
+        del node[int(last) if last.isdigit() else last]
+    elif last.isdigit():
+        node[int(last)] = value
+    else:
+        node[last] = value
+    return ctx
+
+
+_DELETE = object()
+
+
+@pytest.mark.parametrize("path, value, key, allowed", [
+    ("sourceBucket.mode", "borrow", "sourceBucket.mode", "'new', 'import'"),
+    ("sourceBucket.bucketName", _DELETE, "sourceBucket.bucketName", "required when sourceBucket.mode is \"import\""),
+    ("sourceBucket.bucketName", "Bad_Name", "sourceBucket.bucketName", "3-63 of a-z 0-9 . -"),
+    ("sourceBucket.colour", "red", "sourceBucket", "allowed keys: mode, bucketName"),
+    ("eventFilter.prefix", "in coming/", "eventFilter.prefix", "A-Z a-z 0-9 / _ . -"),
+    ("consumers", [], "consumers", "a non-empty list"),
+    ("consumers", "not json", "consumers", "expected a JSON list"),
+    ("consumers[1].maxReceiveCount", 0, "consumers[1].maxReceiveCount", "an integer from 1 to 1000"),
+    ("consumers[1].maxReceiveCount", True, "consumers[1].maxReceiveCount", "expected integer"),
+    ("consumers[0].visibilityTimeoutSeconds", 43201, "consumers[0].visibilityTimeoutSeconds",
+     "an integer from 0 to 43200"),
+    ("consumers[1].accountId", 210987654321, "consumers[1].accountId", "expected string"),
+    ("consumers[1].accountId", "2109876543", "consumers[1].accountId", "a 12-digit AWS account id"),
+    ("consumers[1].name", "Raw_Events", "consumers[1].name", "lower-case letters, digits and '-'"),
+    ("consumers[1].name", "ingest", "consumers[1].name", "unique names"),
+    ("consumers[1].prefix", "elsewhere/", "consumers[1].prefix", "a prefix starting with 'incoming/'"),
+    ("consumers[1].maxRecieveCount", 3, "consumers[1]", "allowed keys: name, accountId, prefix"),
+    ("crossAccountPrincipals[0]", "arn:aws:iam::999999999999:role/x", "crossAccountPrincipals[0]",
+     "principals in 123456789012, 210987654321"),
+    ("crossAccountPrincipals[0]", "arn:aws:sts::210987654321:assumed-role/x", "crossAccountPrincipals[0]",
+     "a 12-digit account id or an IAM ARN"),
+    ("kms.mode", "aws", "kms.mode", "'managed', 'customer'"),
+    ("emr.releaseLabel", "emr-7.9.0", "emr.releaseLabel", "an EMR release with Spark 4"),
+    ("emr.architecture", "arm64", "emr.architecture", "'X86_64', 'ARM64'"),
+    ("emr.maximumCapacity.memoryGb", 200, "emr.maximumCapacity.memoryGb", "1 to 8 GB per vCPU"),
+    ("emr.idleTimeoutMinutes", 0, "emr.idleTimeoutMinutes", "an integer from 1 to 10080"),
+    ("emr.logRetentionDays", 31, "emr.logRetentionDays", "1, 3, 5, 7, 14, 30"),
+    ("alarms.periodSeconds", 90, "alarms.periodSeconds", "a multiple of 60"),
+    ("alarms.oldestMessageAgeSeconds", 10, "alarms.oldestMessageAgeSeconds", "an integer from 60 to 1209600"),
+])
+def test_bad_values_name_the_key_and_what_is_allowed(path, value, key, allowed):
+    with pytest.raises(ConfigError) as err:
+        parse_config(_with(path, value))
+    message = str(err.value)
+    assert message.startswith(f"{key}:"), message
+    assert allowed in message, message
+
+
+@pytest.mark.parametrize("missing", ["sourceBucket", "consumers"])
+def test_required_sections(missing):
+    ctx = copy.deepcopy(VARIANT_CONTEXT)
+    del ctx[missing]
+    with pytest.raises(ConfigError, match=rf"^{missing}: missing; allowed: "):
+        parse_config(ctx)
+
+
+def test_a_bad_value_fails_the_app_before_any_construct(example):
+    from infra.app import build_app
+
+    bad = {**example, "consumers": [{"name": "ingest", "accountId": "123"}]}
+    with pytest.raises(ConfigError, match=r"consumers\[0\]\.accountId"):
+        build_app(bad, nag=False, builtin_validation=False)

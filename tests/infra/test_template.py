@@ -1,0 +1,457 @@
+"""The synthesized template, checked resource by resource against the issue's list.
+
+`template`/`template_dict` use cdk.json's own context (new bucket, SQS/SNS-managed encryption, two
+consumers); `variant_*` use VARIANT_CONTEXT (imported bucket, customer-managed key, event filters).
+"""
+from __future__ import annotations
+
+import json
+
+import pytest
+from aws_cdk.assertions import Match
+
+REQUIRED_OUTPUTS = {"TopicArn", "SourceBucketName", "CheckpointBucketName", "ArtifactsBucketName",
+                    "EmrApplicationId", "LogGroupName", "Consumers"}
+CONSUMER_FIELDS = ("queueUrl", "queueArn", "dlqUrl", "dlqArn", "jobRoleArn", "prefix")
+
+
+# --- helpers --------------------------------------------------------------------------------------
+
+def of_type(tpl: dict, rtype: str) -> dict[str, dict]:
+    return {lid: r for lid, r in tpl["Resources"].items() if r["Type"] == rtype}
+
+
+def one(tpl: dict, rtype: str, prefix: str) -> tuple[str, dict]:
+    found = [(lid, r) for lid, r in of_type(tpl, rtype).items() if lid.startswith(prefix)]
+    assert len(found) == 1, f"expected one {rtype} named {prefix}*, found {[f[0] for f in found]}"
+    return found[0]
+
+
+def getatt(lid: str, attr: str = "Arn") -> dict:
+    return {"Fn::GetAtt": [lid, attr]}
+
+
+def statements(doc: dict) -> list[dict]:
+    s = doc["Statement"]
+    return s if isinstance(s, list) else [s]
+
+
+def as_list(x) -> list:
+    return x if isinstance(x, list) else [x]
+
+
+def ssl_deny(doc: dict) -> bool:
+    return any(
+        s["Effect"] == "Deny" and s.get("Condition") == {"Bool": {"aws:SecureTransport": "false"}}
+        for s in statements(doc)
+    )
+
+
+def join_text(value) -> str:
+    """Flatten a Fn::Join (or plain string) to text with <Ref>/<Id.Attr> placeholders, for matching."""
+    if isinstance(value, str):
+        return value
+    if "Fn::Join" in value:
+        sep, parts = value["Fn::Join"]
+        return sep.join(join_text(p) for p in parts)
+    if "Ref" in value:
+        return f"<{value['Ref']}>"
+    if "Fn::GetAtt" in value:
+        return "<{}.{}>".format(*value["Fn::GetAtt"])
+    raise AssertionError(f"unexpected {value}")
+
+
+# --- inventory ------------------------------------------------------------------------------------
+
+EXPECTED_DEFAULT_COUNTS = {
+    "AWS::S3::Bucket": 4,                  # access logs, source, checkpoints, artifacts
+    "AWS::S3::BucketPolicy": 4,
+    "Custom::S3BucketNotifications": 1,
+    "AWS::Lambda::Function": 1,            # CDK's handler behind Custom::S3BucketNotifications
+    "AWS::IAM::Role": 3,                   # the handler's role, one job role per consumer
+    "AWS::IAM::Policy": 1,                 # the handler's PutBucketNotification policy
+    "AWS::SNS::Topic": 1,
+    "AWS::SNS::TopicPolicy": 1,
+    "AWS::SQS::Queue": 4,                  # queue + DLQ per consumer
+    "AWS::SQS::QueuePolicy": 4,
+    "AWS::SNS::Subscription": 2,
+    "AWS::CloudWatch::Alarm": 4,           # DLQ depth + oldest message age per consumer
+    "AWS::Logs::LogGroup": 1,
+    "AWS::EMRServerless::Application": 1,
+}
+
+
+def test_every_resource_is_accounted_for(template_dict):
+    counts: dict[str, int] = {}
+    for r in template_dict["Resources"].values():
+        counts[r["Type"]] = counts.get(r["Type"], 0) + 1
+    assert counts == EXPECTED_DEFAULT_COUNTS
+
+
+def test_variant_adds_only_the_key_and_drops_the_source_bucket(variant_template_dict):
+    counts: dict[str, int] = {}
+    for r in variant_template_dict["Resources"].values():
+        counts[r["Type"]] = counts.get(r["Type"], 0) + 1
+    expected = dict(EXPECTED_DEFAULT_COUNTS)
+    expected.update({"AWS::S3::Bucket": 3, "AWS::S3::BucketPolicy": 3, "AWS::KMS::Key": 1})
+    assert counts == expected
+
+
+# --- buckets --------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("which", ["template_dict", "variant_template_dict"])
+def test_every_bucket_is_private_encrypted_and_ssl_only(which, request):
+    tpl = request.getfixturevalue(which)
+    policies = {p["Properties"]["Bucket"]["Ref"]: p["Properties"]["PolicyDocument"]
+                for p in of_type(tpl, "AWS::S3::BucketPolicy").values()}
+    for lid, bucket in of_type(tpl, "AWS::S3::Bucket").items():
+        props = bucket["Properties"]
+        assert props["BucketEncryption"]["ServerSideEncryptionConfiguration"], lid
+        assert props["PublicAccessBlockConfiguration"] == {
+            "BlockPublicAcls": True, "BlockPublicPolicy": True, "IgnorePublicAcls": True,
+            "RestrictPublicBuckets": True,
+        }, lid
+        assert ssl_deny(policies[lid]), f"{lid} lacks the SSL-only statement"
+        assert bucket["DeletionPolicy"] == "Retain", lid
+        if not lid.startswith("AccessLogs"):
+            assert props["LoggingConfiguration"]["DestinationBucketName"] == {"Ref": one(tpl, "AWS::S3::Bucket", "AccessLogs")[0]}
+
+
+def test_new_source_bucket_logs_access_and_grants_cross_account_reads_by_prefix(template_dict):
+    lid, bucket = one(template_dict, "AWS::S3::Bucket", "SourceBucket")
+    assert bucket["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"][0][
+        "ServerSideEncryptionByDefault"]["SSEAlgorithm"] == "AES256"
+    _, policy = one(template_dict, "AWS::S3::BucketPolicy", "SourceBucketPolicy")
+    reads = {s["Sid"]: s for s in statements(policy["Properties"]["PolicyDocument"]) if s["Effect"] == "Allow"}
+    assert set(reads) == {"CrossAccountReadIngest", "CrossAccountReadAnalytics"}
+    assert reads["CrossAccountReadIngest"]["Principal"] == {"AWS": "arn:aws:iam::123456789012:root"}
+    assert join_text(reads["CrossAccountReadIngest"]["Resource"]) == f"<{lid}.Arn>/*"
+    # Listed principals replace the account root for their account.
+    assert reads["CrossAccountReadAnalytics"]["Principal"] == {"AWS": "arn:aws:iam::210987654321:role/analytics-reader"}
+    assert join_text(reads["CrossAccountReadAnalytics"]["Resource"]) == f"<{lid}.Arn>/analytics/*"
+    for s in reads.values():
+        assert sorted(as_list(s["Action"])) == ["s3:GetObject", "s3:GetObjectVersion"]
+
+
+def test_checkpoint_lifecycle_never_expires_live_objects(template_dict, variant_template_dict):
+    for tpl in (template_dict, variant_template_dict):
+        _, bucket = one(tpl, "AWS::S3::Bucket", "CheckpointsBucket")
+        props = bucket["Properties"]
+        assert props["VersioningConfiguration"] == {"Status": "Enabled"}
+        for rule in props["LifecycleConfiguration"]["Rules"]:
+            assert not {"ExpirationInDays", "ExpirationDate", "Transitions", "Transition"} & set(rule), rule
+            assert "ExpiredObjectDeleteMarker" not in rule
+        assert props["LifecycleConfiguration"]["Rules"][0]["NoncurrentVersionExpiration"] == {"NoncurrentDays": 30}
+
+
+def test_artifacts_lifecycle_only_expires_monitoring_logs(template_dict):
+    _, bucket = one(template_dict, "AWS::S3::Bucket", "ArtifactsBucket")
+    for rule in bucket["Properties"]["LifecycleConfiguration"]["Rules"]:
+        if "ExpirationInDays" in rule:
+            assert rule["Prefix"] == "emr-logs/"
+
+
+def test_customer_key_encrypts_checkpoints_and_artifacts(variant_template_dict):
+    key_lid, _ = one(variant_template_dict, "AWS::KMS::Key", "Key")
+    for name in ("CheckpointsBucket", "ArtifactsBucket"):
+        _, bucket = one(variant_template_dict, "AWS::S3::Bucket", name)
+        sse = bucket["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"][0]
+        assert sse["ServerSideEncryptionByDefault"] == {"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": getatt(key_lid)}
+        assert sse["BucketKeyEnabled"] is True
+    # Access logs can only be delivered to an SSE-S3 bucket.
+    _, logs = one(variant_template_dict, "AWS::S3::Bucket", "AccessLogs")
+    assert logs["Properties"]["BucketEncryption"]["ServerSideEncryptionConfiguration"][0][
+        "ServerSideEncryptionByDefault"] == {"SSEAlgorithm": "AES256"}
+
+
+# --- notifications and topic ----------------------------------------------------------------------
+
+def test_new_bucket_notifies_the_topic_on_every_object_created(template_dict):
+    topic_lid, _ = one(template_dict, "AWS::SNS::Topic", "FanOutTopic")
+    bucket_lid, _ = one(template_dict, "AWS::S3::Bucket", "SourceBucket")
+    policy_lid, _ = one(template_dict, "AWS::SNS::TopicPolicy", "FanOutTopicPolicy")
+    _, res = one(template_dict, "Custom::S3BucketNotifications", "SourceBucketNotifications")
+    props = res["Properties"]
+    assert props["BucketName"] == {"Ref": bucket_lid}
+    assert props["Managed"] is True
+    assert props["NotificationConfiguration"] == {"TopicConfigurations": [
+        {"Events": ["s3:ObjectCreated:*"], "TopicArn": {"Ref": topic_lid}},
+    ]}
+    # S3 checks its permission to publish when the configuration is written.
+    assert policy_lid in res["DependsOn"]
+
+
+def test_imported_bucket_merges_notifications_with_filters(variant_template_dict):
+    topic_lid, _ = one(variant_template_dict, "AWS::SNS::Topic", "FanOutTopic")
+    _, res = one(variant_template_dict, "Custom::S3BucketNotifications", "SourceBucketNotifications")
+    props = res["Properties"]
+    assert props["BucketName"] == "acme-landing-zone"
+    # Managed false: CDK's handler keeps the bucket's other notification configurations.
+    assert props["Managed"] is False
+    assert props["NotificationConfiguration"] == {"TopicConfigurations": [{
+        "Events": ["s3:ObjectCreated:*"],
+        "TopicArn": {"Ref": topic_lid},
+        "Filter": {"Key": {"FilterRules": [
+            {"Name": "suffix", "Value": ".json"}, {"Name": "prefix", "Value": "incoming/"},
+        ]}},
+    }]}
+
+
+@pytest.mark.parametrize("which", ["template_dict", "variant_template_dict"])
+def test_topic_is_ssl_only_and_only_the_source_bucket_may_publish(which, request):
+    tpl = request.getfixturevalue(which)
+    topic_lid, _ = one(tpl, "AWS::SNS::Topic", "FanOutTopic")
+    _, policy = one(tpl, "AWS::SNS::TopicPolicy", "FanOutTopicPolicy")
+    doc = policy["Properties"]["PolicyDocument"]
+    assert policy["Properties"]["Topics"] == [{"Ref": topic_lid}]
+    assert ssl_deny(doc)
+    allows = [s for s in statements(doc) if s["Effect"] == "Allow"]
+    assert len(allows) == 1
+    allow = allows[0]
+    assert allow["Principal"] == {"Service": "s3.amazonaws.com"}
+    assert allow["Action"] == "sns:Publish"
+    source_arn = allow["Condition"]["ArnLike"]["aws:SourceArn"]
+    if which == "template_dict":
+        assert source_arn == getatt(one(tpl, "AWS::S3::Bucket", "SourceBucket")[0])
+    else:
+        assert join_text(source_arn) == "arn:<AWS::Partition>:s3:::acme-landing-zone"
+    assert allow["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+
+
+def test_topic_encryption(template_dict, variant_template_dict):
+    _, topic = one(template_dict, "AWS::SNS::Topic", "FanOutTopic")
+    assert "KmsMasterKeyId" not in topic.get("Properties", {})
+    key_lid, key = one(variant_template_dict, "AWS::KMS::Key", "Key")
+    _, topic = one(variant_template_dict, "AWS::SNS::Topic", "FanOutTopic")
+    assert topic["Properties"]["KmsMasterKeyId"] == getatt(key_lid)
+    assert key["Properties"]["EnableKeyRotation"] is True
+    s3_use = [s for s in statements(key["Properties"]["KeyPolicy"])
+              if s.get("Principal") == {"Service": "s3.amazonaws.com"}]
+    assert len(s3_use) == 1 and s3_use[0]["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+
+
+# --- consumers ------------------------------------------------------------------------------------
+
+CONSUMERS = {
+    # name: (construct id, prefix, maxReceiveCount, visibility timeout, principals)
+    "template_dict": {
+        "ingest": ("Ingest", "", 5, 300, ["arn:aws:iam::123456789012:root"]),
+        "analytics": ("Analytics", "analytics/", 3, 600, ["arn:aws:iam::210987654321:role/analytics-reader"]),
+    },
+    "variant_template_dict": {
+        "ingest": ("Ingest", "", 2, 60, ["arn:aws:iam::123456789012:root"]),
+        "raw-events": ("RawEvents", "incoming/raw/", 4, 300, ["arn:aws:iam::210987654321:role/raw-reader"]),
+    },
+}
+CASES = [(which, name) for which, consumers in CONSUMERS.items() for name in consumers]
+
+
+@pytest.mark.parametrize("which, name", CASES)
+def test_consumer_queue_and_dlq(which, name, request):
+    tpl = request.getfixturevalue(which)
+    cid, _, max_receive, visibility, _ = CONSUMERS[which][name]
+    q_lid, queue = one(tpl, "AWS::SQS::Queue", f"Consumer{cid}Queue")
+    d_lid, dlq = one(tpl, "AWS::SQS::Queue", f"Consumer{cid}DeadLetterQueue")
+    q, d = queue["Properties"], dlq["Properties"]
+    assert q["RedrivePolicy"] == {"deadLetterTargetArn": getatt(d_lid), "maxReceiveCount": max_receive}
+    assert q["VisibilityTimeout"] == visibility
+    assert d["MessageRetentionPeriod"] > q["MessageRetentionPeriod"]
+    for props in (q, d):
+        if which == "template_dict":
+            assert props["SqsManagedSseEnabled"] is True
+        else:
+            assert props["KmsMasterKeyId"] == getatt(one(tpl, "AWS::KMS::Key", "Key")[0])
+
+
+@pytest.mark.parametrize("which, name", CASES)
+def test_consumer_subscription_raw_with_body_filter_only_where_prefixed(which, name, request):
+    tpl = request.getfixturevalue(which)
+    cid, prefix, *_ = CONSUMERS[which][name]
+    q_lid, _ = one(tpl, "AWS::SQS::Queue", f"Consumer{cid}Queue")
+    topic_lid, _ = one(tpl, "AWS::SNS::Topic", "FanOutTopic")
+    subs = [s["Properties"] for s in of_type(tpl, "AWS::SNS::Subscription").values()
+            if s["Properties"]["Endpoint"] == getatt(q_lid)]
+    assert len(subs) == 1
+    sub = subs[0]
+    assert sub["Protocol"] == "sqs" and sub["TopicArn"] == {"Ref": topic_lid}
+    assert sub["RawMessageDelivery"] is True
+    if prefix:
+        assert sub["FilterPolicyScope"] == "MessageBody"
+        assert sub["FilterPolicy"] == {"Records": {"s3": {"object": {"key": [{"prefix": prefix}]}}}}
+    else:
+        assert "FilterPolicy" not in sub and "FilterPolicyScope" not in sub
+
+
+@pytest.mark.parametrize("which, name", CASES)
+def test_consumer_queue_policy(which, name, request):
+    tpl = request.getfixturevalue(which)
+    cid, _, _, _, principals = CONSUMERS[which][name]
+    q_lid, _ = one(tpl, "AWS::SQS::Queue", f"Consumer{cid}Queue")
+    topic_lid, _ = one(tpl, "AWS::SNS::Topic", "FanOutTopic")
+    _, policy = one(tpl, "AWS::SQS::QueuePolicy", f"Consumer{cid}QueuePolicy")
+    assert policy["Properties"]["Queues"] == [{"Ref": q_lid}]
+    doc = policy["Properties"]["PolicyDocument"]
+    assert ssl_deny(doc)
+    allows = [s for s in statements(doc) if s["Effect"] == "Allow"]
+    assert len(allows) == 2
+    topic = next(s for s in allows if s["Principal"] == {"Service": "sns.amazonaws.com"})
+    assert topic["Action"] == "sqs:SendMessage"
+    assert topic["Condition"] == {"ArnEquals": {"aws:SourceArn": {"Ref": topic_lid}}}
+    consumer = next(s for s in allows if s.get("Sid") == "AllowConsumerAccount")
+    assert sorted(as_list(consumer["Principal"]["AWS"])) == principals
+    assert sorted(consumer["Action"]) == ["sqs:ChangeMessageVisibility", "sqs:DeleteMessage",
+                                          "sqs:GetQueueAttributes", "sqs:ReceiveMessage"]
+    assert consumer["Resource"] == getatt(q_lid)
+
+
+@pytest.mark.parametrize("which, name", CASES)
+def test_consumer_alarms(which, name, request):
+    tpl = request.getfixturevalue(which)
+    cid, *_ = CONSUMERS[which][name]
+    dlq_threshold, age_threshold = (1, 900) if which == "template_dict" else (3, 600)
+    q_lid, _ = one(tpl, "AWS::SQS::Queue", f"Consumer{cid}Queue")
+    d_lid, _ = one(tpl, "AWS::SQS::Queue", f"Consumer{cid}DeadLetterQueue")
+    _, dlq_alarm = one(tpl, "AWS::CloudWatch::Alarm", f"Consumer{cid}DlqMessagesAlarm")
+    _, age_alarm = one(tpl, "AWS::CloudWatch::Alarm", f"Consumer{cid}OldestMessageAgeAlarm")
+    for alarm, metric, queue, threshold in (
+        (dlq_alarm, "ApproximateNumberOfMessagesVisible", d_lid, dlq_threshold),
+        (age_alarm, "ApproximateAgeOfOldestMessage", q_lid, age_threshold),
+    ):
+        p = alarm["Properties"]
+        assert (p["Namespace"], p["MetricName"]) == ("AWS/SQS", metric)
+        assert p["Dimensions"] == [{"Name": "QueueName", "Value": getatt(queue, "QueueName")}]
+        assert p["Threshold"] == threshold
+        assert p["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
+
+
+# --- job roles ------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("which, name", CASES)
+def test_job_role_is_least_privilege_and_written_out(which, name, request):
+    tpl = request.getfixturevalue(which)
+    cid, prefix, *_ = CONSUMERS[which][name]
+    variant = which == "variant_template_dict"
+    app_lid, _ = one(tpl, "AWS::EMRServerless::Application", "SparkApplication")
+    q_lid, _ = one(tpl, "AWS::SQS::Queue", f"Consumer{cid}Queue")
+    ckpt = one(tpl, "AWS::S3::Bucket", "CheckpointsBucket")[0]
+    artifacts = one(tpl, "AWS::S3::Bucket", "ArtifactsBucket")[0]
+    logs = one(tpl, "AWS::Logs::LogGroup", "SparkLogs")[0]
+    _, role = one(tpl, "AWS::IAM::Role", f"JobRole{cid}Role")
+    props = role["Properties"]
+    assert "ManagedPolicyArns" not in props
+    trust = statements(props["AssumeRolePolicyDocument"])
+    assert trust == [{
+        "Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "emr-serverless.amazonaws.com"},
+        "Condition": {"StringEquals": {"aws:SourceAccount": {"Ref": "AWS::AccountId"}},
+                      "ArnLike": {"aws:SourceArn": getatt(app_lid)}},
+    }]
+    # No separate AWS::IAM::Policy may widen the role.
+    for policy in of_type(tpl, "AWS::IAM::Policy").values():
+        assert {"Ref": f"JobRole{cid}"} not in policy["Properties"]["Roles"]
+    (policy,) = props["Policies"]
+    by_sid = {s["Sid"]: s for s in statements(policy["PolicyDocument"])}
+    for s in by_sid.values():
+        assert s["Effect"] == "Allow"
+        assert all(not a.endswith("*") for a in as_list(s["Action"])), s
+        assert "*" not in as_list(s["Resource"]), s
+
+    if variant:
+        source = "arn:<AWS::Partition>:s3:::acme-landing-zone"
+        read_prefix = prefix or "incoming/"
+    else:
+        source = f"<{one(tpl, 'AWS::S3::Bucket', 'SourceBucket')[0]}.Arn>"
+        read_prefix = prefix
+    expected = {
+        "ReadSourceObjects": (["s3:GetObject", "s3:GetObjectVersion"], [f"{source}/{read_prefix}*"]),
+        "ReadWriteCheckpointAndOutput": (
+            ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:PutObject"],
+            [f"<{ckpt}.Arn>/checkpoints/{name}/*", f"<{ckpt}.Arn>/output/{name}/*"]),
+        "ListCheckpointAndOutput": (["s3:ListBucket"], [f"<{ckpt}.Arn>"]),
+        "ReadJobArtifacts": (["s3:GetObject"], [f"<{artifacts}.Arn>/*"]),
+        "WriteMonitoringLogs": (["s3:PutObject"], [f"<{artifacts}.Arn>/emr-logs/*"]),
+        "ConsumeOwnQueue": (["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
+                             "sqs:GetQueueUrl", "sqs:ReceiveMessage"], [f"<{q_lid}.Arn>"]),
+        "FindLogGroup": (["logs:DescribeLogGroups"],
+                         ["arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:*"]),
+        "WriteJobLogs": (["logs:CreateLogStream", "logs:DescribeLogStreams", "logs:PutLogEvents"], sorted([
+            f"arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:<{logs}>",
+            f"arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:<{logs}>:log-stream:*"])),
+    }
+    if variant:
+        key = one(tpl, "AWS::KMS::Key", "Key")[0]
+        expected["UseStackKey"] = (["kms:Decrypt", "kms:GenerateDataKey"], [f"<{key}.Arn>"])
+    assert set(by_sid) == set(expected)
+    for sid, (actions, resources) in expected.items():
+        s = by_sid[sid]
+        assert sorted(as_list(s["Action"])) == actions, sid
+        assert sorted(join_text(r) for r in as_list(s["Resource"])) == sorted(resources), sid
+    assert by_sid["ListCheckpointAndOutput"]["Condition"] == {"StringLike": {"s3:prefix": [
+        f"checkpoints/{name}/*", f"checkpoints/{name}", f"output/{name}/*", f"output/{name}"]}}
+
+
+# --- EMR ------------------------------------------------------------------------------------------
+
+def test_emr_application(template):
+    template.has_resource_properties("AWS::EMRServerless::Application", {
+        "Type": "SPARK",
+        "ReleaseLabel": "emr-spark-8.0.0",
+        "Architecture": "X86_64",
+        "AutoStartConfiguration": {"Enabled": True},
+        "AutoStopConfiguration": {"Enabled": True, "IdleTimeoutMinutes": 15},
+        "MaximumCapacity": {"Cpu": "16 vCPU", "Memory": "64 GB", "Disk": "200 GB"},
+        "MonitoringConfiguration": {
+            "S3MonitoringConfiguration": {"LogUri": {"Fn::Join": ["", [
+                "s3://", {"Ref": Match.string_like_regexp("^ArtifactsBucket")}, "/emr-logs/"]]}},
+            "CloudWatchLoggingConfiguration": {
+                "Enabled": True, "LogGroupName": {"Ref": Match.string_like_regexp("^SparkLogs")},
+                "LogStreamNamePrefix": "jobs",
+            },
+        },
+    })
+    template.has_resource_properties("AWS::Logs::LogGroup", {"RetentionInDays": 30})
+
+
+def test_emr_application_variant_uses_key_and_settings(variant_template, variant_template_dict):
+    key_lid, _ = one(variant_template_dict, "AWS::KMS::Key", "Key")
+    variant_template.has_resource_properties("AWS::EMRServerless::Application", {
+        "Architecture": "ARM64",
+        "AutoStopConfiguration": {"Enabled": True, "IdleTimeoutMinutes": 5},
+        "MaximumCapacity": {"Cpu": "8 vCPU", "Memory": "32 GB", "Disk": "100 GB"},
+        "MonitoringConfiguration": {
+            "S3MonitoringConfiguration": Match.object_like({"EncryptionKeyArn": getatt(key_lid)}),
+            "CloudWatchLoggingConfiguration": Match.object_like({"EncryptionKeyArn": getatt(key_lid)}),
+        },
+    })
+    variant_template.has_resource_properties("AWS::Logs::LogGroup", {"KmsKeyId": getatt(key_lid)})
+
+
+# --- outputs --------------------------------------------------------------------------------------
+
+def test_outputs_cover_what_the_operator_scripts_read(template_dict, variant_template_dict):
+    outputs = template_dict["Outputs"]
+    assert REQUIRED_OUTPUTS <= set(outputs)
+    assert "KmsKeyArn" not in outputs and "SourceBucketPolicyStatements" not in outputs
+    for name in ("Ingest", "Analytics"):
+        assert {f"{name}QueueUrl", f"{name}DlqUrl"} <= set(outputs)
+    variant = variant_template_dict["Outputs"]
+    assert REQUIRED_OUTPUTS | {"KmsKeyArn", "SourceBucketPolicyStatements"} <= set(variant)
+    assert variant["KmsKeyArn"]["Value"] == getatt(one(variant_template_dict, "AWS::KMS::Key", "Key")[0])
+    assert variant["SourceBucketName"]["Value"] == "acme-landing-zone"
+
+
+@pytest.mark.parametrize("which", ["template_dict", "variant_template_dict"])
+def test_consumers_output_is_json_keyed_by_consumer(which, request):
+    tpl = request.getfixturevalue(which)
+    text = join_text(tpl["Outputs"]["Consumers"]["Value"])
+    consumers = json.loads(text)
+    assert set(consumers) == set(CONSUMERS[which])
+    for name, (cid, prefix, *_) in CONSUMERS[which].items():
+        c = consumers[name]
+        assert set(CONSUMER_FIELDS) <= set(c)
+        q_lid, _ = one(tpl, "AWS::SQS::Queue", f"Consumer{cid}Queue")
+        d_lid, _ = one(tpl, "AWS::SQS::Queue", f"Consumer{cid}DeadLetterQueue")
+        r_lid, _ = one(tpl, "AWS::IAM::Role", f"JobRole{cid}Role")
+        assert c["queueUrl"] == f"<{q_lid}>" and c["queueArn"] == f"<{q_lid}.Arn>"
+        assert c["dlqUrl"] == f"<{d_lid}>" and c["dlqArn"] == f"<{d_lid}.Arn>"
+        assert c["jobRoleArn"] == f"<{r_lid}.Arn>"
+        assert c["prefix"] == prefix
