@@ -269,10 +269,11 @@ def session_clients(region: str | None, endpoint_url: str | None):
     return session.region_name, emr, s3
 
 
-def upload_artifacts(s3, dist: Path, manifest: dict, locations: ArtifactLocations, out=sys.stderr) -> list[str]:
+def upload_artifacts(s3, dist: Path, manifest: dict, locations: ArtifactLocations, out=None) -> list[str]:
     """Upload each artifact unless the same content is already there; returns the uploaded names."""
     from botocore.exceptions import ClientError
 
+    out = out or sys.stderr
     uploaded = []
     for name, key in locations.keys.items():
         meta = manifest["artifacts"][name]
@@ -294,7 +295,12 @@ def upload_artifacts(s3, dist: Path, manifest: dict, locations: ArtifactLocation
     return uploaded
 
 
-def check_application(emr, application_id: str, manifest: dict) -> dict:
+def check_application(emr, application_id: str, manifest: dict, declared_arch: str | None = None) -> dict:
+    """The application exists, runs, and has the CPU dist/ was built for.
+
+    GetApplication's `architecture` decides; the stack's EmrArchitecture output stands in where the
+    endpoint leaves it out (moto does).
+    """
     from botocore.exceptions import ClientError
 
     try:
@@ -302,7 +308,7 @@ def check_application(emr, application_id: str, manifest: dict) -> dict:
     except ClientError as e:
         raise SubmitError(f"EMR Serverless application {application_id}: {e}") from None
     want = manifest["target"]["emr_architecture"]
-    have = app.get("architecture", "X86_64")
+    have = app.get("architecture") or declared_arch or "X86_64"
     if have != want:
         raise SubmitError(
             f"application {application_id} runs on {have} but dist/ was built for {want}: "
@@ -324,10 +330,11 @@ def dashboard_url(emr, application_id: str, run_id: str) -> str | None:
 
 
 def wait_for_run(emr, application_id: str, run_id: str, poll_seconds: float = 10.0,
-                 timeout_seconds: float | None = None, out=sys.stderr) -> dict:
+                 timeout_seconds: float | None = None, out=None) -> dict:
     """Print each state change until the run ends; returns the final GetJobRun jobRun."""
     from botocore.exceptions import ClientError
 
+    out = out or sys.stderr
     last, shown_dashboard = None, False
     deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
     while True:
@@ -399,7 +406,8 @@ def submit_parser() -> argparse.ArgumentParser:
     return p
 
 
-def main(argv: list[str] | None = None, out=sys.stdout) -> int:
+def main(argv: list[str] | None = None, out=None) -> int:
+    out = out or sys.stdout
     args = submit_parser().parse_args(argv)
     try:
         outputs = load_outputs(args.outputs_file, args.stack)
@@ -419,9 +427,10 @@ def main(argv: list[str] | None = None, out=sys.stdout) -> int:
             print(json.dumps(request, indent=2), file=out)
             return 0
         _, emr, s3 = session_clients(spec.region, args.endpoint_url)
-        app = check_application(emr, request["applicationId"], manifest)
+        declared_arch = outputs.values.get("EmrArchitecture")
+        app = check_application(emr, request["applicationId"], manifest, declared_arch)
         print(f"application {request['applicationId']} ({app.get('releaseLabel', '?')}, "
-              f"{app.get('architecture', 'X86_64')}, {app.get('state', '?')})", file=sys.stderr)
+              f"{app.get('architecture') or declared_arch or 'X86_64'}, {app.get('state', '?')})", file=sys.stderr)
         print(f"uploading artifacts to s3://{locations.bucket}/", file=sys.stderr, flush=True)
         upload_artifacts(s3, args.dist, manifest, locations)
         from botocore.exceptions import ClientError
@@ -478,7 +487,8 @@ def _fmt_time(value) -> str:
     return value.strftime("%Y-%m-%d %H:%M:%S") if hasattr(value, "strftime") else str(value or "")
 
 
-def runs_main(argv: list[str] | None = None, out=sys.stdout) -> int:
+def runs_main(argv: list[str] | None = None, out=None) -> int:
+    out = out or sys.stdout
     args = runs_parser().parse_args(argv)
     from botocore.exceptions import ClientError
 

@@ -1,0 +1,211 @@
+"""scripts/submit-job and scripts/job-runs against a moto server holding the stack's own topology.
+
+The topology comes from the synthesized CDK template (infra.local_stand_in), so the outputs file is
+the one a real `cdk deploy --outputs-file` would write, with the same keys.
+"""
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import subprocess
+import sys
+from contextlib import redirect_stderr
+from pathlib import Path
+
+import boto3
+import pytest
+
+from infra.local_stand_in import deploy_to_moto, synth_template, write_outputs_file
+from ops import emr_jobs, packaging
+from tests.packaging.conftest import REGION
+
+REPO = Path(__file__).resolve().parents[2]
+CONSUMER = "analytics"
+SCHEMA = "id LONG, name STRING"
+
+
+@pytest.fixture(scope="module")
+def stack(moto_server, tmp_path_factory):
+    moto_server.reset()
+    outputs = deploy_to_moto(synth_template(), moto_server.endpoint_url, REGION)
+    path = write_outputs_file(outputs, tmp_path_factory.mktemp("cdk") / "cdk-outputs.json")
+    return outputs, path
+
+
+@pytest.fixture
+def wire(monkeypatch):
+    """Records the StartJobRun body as it goes over the wire to the moto server.
+
+    `fail_runs()` rewrites the state in GetJobRun responses that moto really returned: moto's runs
+    are SUCCESS at once and it has no API to make one fail, so only that field is replaced.
+    """
+    sent, hooks = [], []
+    real = emr_jobs.session_clients
+
+    def capture(request, **_):
+        # applicationId travels in the URL path (/applications/{id}/jobruns), the rest in the body.
+        app_id = request.url.split("/applications/", 1)[1].split("/", 1)[0]
+        sent.append({"applicationId": app_id, **json.loads(request.body)})
+
+    def clients(region, endpoint_url):
+        region, emr, s3 = real(region, endpoint_url)
+        emr.meta.events.register("before-send.emr-serverless.StartJobRun", capture)
+        for event, handler in hooks:
+            emr.meta.events.register(event, handler)
+        return region, emr, s3
+
+    class Wire:
+        requests = sent
+
+        @staticmethod
+        def fail_runs(details="Job failed, exit code 1. Driver: ModuleNotFoundError: No module named 's3sqs'"):
+            def fail(parsed, **_):
+                if "jobRun" in parsed:
+                    parsed["jobRun"]["state"] = "FAILED"
+                    parsed["jobRun"]["stateDetails"] = details
+            hooks.append(("after-call.emr-serverless.GetJobRun", fail))
+
+    monkeypatch.setattr(emr_jobs, "session_clients", clients)
+    return Wire
+
+
+def submit(outputs_file, dist, endpoint, *extra):
+    out, err = io.StringIO(), io.StringIO()
+    argv = ["--outputs-file", str(outputs_file), "--consumer", CONSUMER, "--format", "csv", "--schema", SCHEMA,
+            "--dist", str(dist), "--region", REGION, "--endpoint-url", endpoint, "--poll-seconds", "0.1", *extra]
+    with redirect_stderr(err):
+        rc = emr_jobs.main(argv, out=out)
+    return rc, out.getvalue(), err.getvalue()
+
+
+def test_submit_uploads_artifacts_and_sends_the_dry_run_request(stack, built_dist, moto_endpoint, wire):
+    outputs, outputs_file = stack
+    consumer = json.loads(outputs["Consumers"])[CONSUMER]
+    common = ("--client-token", "tok-1", "--option", "maxFilesPerTrigger=100", "--partition-by", "name")
+
+    rc, dry, _ = submit(outputs_file, built_dist.dist, moto_endpoint, "--dry-run", *common)
+    assert rc == 0
+    printed = json.loads(dry)
+    s3 = boto3.client("s3", region_name=REGION, endpoint_url=moto_endpoint)
+    assert s3.list_objects_v2(Bucket=outputs["ArtifactsBucketName"], Prefix="jobs/").get("KeyCount", 0) == 0
+
+    rc, out, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--wait", *common)
+    assert rc == 0, err
+    assert wire.requests == [printed]  # --dry-run printed exactly what was sent
+    req = printed
+    assert req["applicationId"] == outputs["EmrApplicationId"]
+    assert req["executionRoleArn"] == consumer["jobRoleArn"]
+    assert req["mode"] == "STREAMING" and req["retryPolicy"] == {"maxFailedAttemptsPerHour": 5}
+    assert req["executionTimeoutMinutes"] == 0
+    monitoring = req["configurationOverrides"]["monitoringConfiguration"]
+    assert monitoring["s3MonitoringConfiguration"]["logUri"] == f"s3://{outputs['ArtifactsBucketName']}/emr-logs/"
+    assert monitoring["cloudWatchLoggingConfiguration"] == {
+        "enabled": True, "logGroupName": outputs["LogGroupName"], "logStreamNamePrefix": CONSUMER}
+    driver = req["jobDriver"]["sparkSubmit"]
+    params = driver["sparkSubmitParameters"].split()
+    env_key = f"jobs/{built_dist.artifact(built_dist.target.env_archive_name).sha256[:16]}/" \
+              f"{built_dist.target.env_archive_name}"
+    art = outputs["ArtifactsBucketName"]
+    assert f"spark.archives=s3://{art}/{env_key}#environment," \
+           f"s3://{art}/jobs/{built_dist.artifact('s3sqs.zip').sha256[:16]}/s3sqs.zip#connector" in params
+    for conf in ("spark.emr-serverless.driverEnv.PYSPARK_DRIVER_PYTHON", "spark.emr-serverless.driverEnv.PYSPARK_PYTHON",
+                 "spark.executorEnv.PYSPARK_PYTHON"):
+        assert f"{conf}=./environment/bin/python" in params
+    args = driver["entryPointArguments"]
+    flag = {args[i]: args[i + 1] for i in range(len(args) - 1) if args[i].startswith("--")}
+    assert flag["--queue-url"] == consumer["queueUrl"]
+    assert flag["--checkpoint"] == consumer["checkpointUri"].rstrip("/")
+    assert flag["--output"] == consumer["outputUri"].rstrip("/")
+    assert flag["--schema"] == SCHEMA and flag["--format"] == "csv" and flag["--region"] == REGION
+    assert flag["--option"] == "maxFilesPerTrigger=100" and flag["--partition-by"] == "name"
+    assert "--until-drained" not in args
+
+    # What moto stored for the run is what was sent.
+    run_id = out.strip()
+    emr = boto3.client("emr-serverless", region_name=REGION, endpoint_url=moto_endpoint)
+    run = emr.get_job_run(applicationId=outputs["EmrApplicationId"], jobRunId=run_id)["jobRun"]
+    assert run["jobDriver"] == req["jobDriver"] and run["executionRole"] == consumer["jobRoleArn"]
+    assert "SUCCESS" in err
+
+    # The uploaded artifacts are dist/'s bytes, under content-addressed keys.
+    for a in built_dist.artifacts:
+        key = next(k for k in emr_jobs.artifact_locations(packaging.load_manifest(built_dist.dist), art).keys.values()
+                   if k.endswith("/" + a.name))
+        body = s3.get_object(Bucket=art, Key=key)
+        assert hashlib.sha256(body["Body"].read()).hexdigest() == a.sha256
+        assert body["Metadata"]["sha256"] == a.sha256
+
+    # A second submission of the same dist/ uploads nothing.
+    rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--until-drained")
+    assert rc == 0 and "uploading" not in err.replace("uploading artifacts", "") and "already at" in err
+    batch = wire.requests[-1]
+    assert batch["mode"] == "BATCH" and "retryPolicy" not in batch and "executionTimeoutMinutes" not in batch
+    assert "--until-drained" in batch["jobDriver"]["sparkSubmit"]["entryPointArguments"]
+
+
+def test_missing_outputs_file(tmp_path, built_dist, moto_endpoint):
+    rc, _, err = submit(tmp_path / "nope.json", built_dist.dist, moto_endpoint)
+    assert rc == 2
+    assert "outputs file" in err and "not found" in err and "cdk deploy --outputs-file" in err
+
+
+def test_unknown_consumer_names_the_known_ones(stack, built_dist, moto_endpoint):
+    _, outputs_file = stack
+    argv = ["--outputs-file", str(outputs_file), "--consumer", "billing", "--format", "csv", "--schema", SCHEMA,
+            "--dist", str(built_dist.dist), "--dry-run"]
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "submit-job"), *argv],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2
+    assert "unknown consumer 'billing'" in proc.stderr and "analytics" in proc.stderr and "ingest" in proc.stderr
+
+
+def test_missing_dist_says_to_package(stack, tmp_path, moto_endpoint):
+    _, outputs_file = stack
+    rc, _, err = submit(outputs_file, tmp_path / "dist", moto_endpoint, "--dry-run")
+    assert rc == 2 and "run scripts/package-job" in err
+
+
+def test_failed_run_exits_nonzero_with_details(stack, built_dist, moto_endpoint, wire):
+    _, outputs_file = stack
+    wire.fail_runs()
+    rc, out, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--wait", "--until-drained")
+    assert rc == 1
+    assert f"job run {out.strip()} ended FAILED" in err and "No module named 's3sqs'" in err
+
+
+def test_wrong_architecture_is_refused(stack, built_dist, moto_endpoint, tmp_path):
+    """moto's GetApplication omits `architecture`, so the stack's EmrArchitecture output decides here."""
+    outputs, _ = stack
+    other = "ARM64" if built_dist.target.emr_architecture == "X86_64" else "X86_64"
+    outputs_file = write_outputs_file({**outputs, "EmrArchitecture": other}, tmp_path / "o.json")
+    rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint)
+    assert rc == 2 and f"runs on {other}" in err and "scripts/package-job --arch" in err
+
+
+def test_job_runs_list_show_cancel(stack, built_dist, moto_endpoint):
+    outputs, outputs_file = stack
+    rc, out, _ = submit(outputs_file, built_dist.dist, moto_endpoint)
+    assert rc == 0
+    run_id = out.strip()
+    base = ["--outputs-file", str(outputs_file), "--region", REGION, "--endpoint-url", moto_endpoint]
+
+    def runs(*argv):
+        proc = subprocess.run([sys.executable, str(REPO / "scripts" / "job-runs"), *argv],
+                              capture_output=True, text=True, timeout=60)
+        return proc.returncode, proc.stdout, proc.stderr
+
+    rc, listing, err = runs("list", *base)
+    assert rc == 0, err
+    assert run_id in listing and "s3sqs-analytics" in listing
+    rc, shown, _ = runs("show", *base, run_id)
+    assert rc == 0 and "state:" in shown and "SUCCESS" in shown and "entry point:" in shown
+    assert f"s3://{outputs['ArtifactsBucketName']}/emr-logs/" in shown
+    rc, _, err = runs("cancel", *base, run_id, "--wait", "--poll-seconds", "0.1")
+    assert rc == 0 and "CANCELLED" in err
+    rc, shown, _ = runs("show", *base, run_id)
+    assert rc == 1 and "CANCELLED" in shown
+    rc, listing, _ = runs("list", *base, "--state", "CANCELLED")
+    assert run_id in listing
+    rc, _, err = runs("show", *base, "00000000000000000")
+    assert rc == 2 and "error" in err
