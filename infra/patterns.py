@@ -308,6 +308,7 @@ class JobRole(Construct):
         checkpoint_prefix: str,
         output_prefix: str,
         artifacts_bucket: s3.IBucket,
+        artifacts_prefix: str,
         monitoring_prefix: str,
         queue: sqs.IQueue,
         encryption_key: kms.IKey | None,
@@ -345,7 +346,7 @@ class JobRole(Construct):
             iam.PolicyStatement(
                 sid="ReadJobArtifacts",
                 actions=["s3:GetObject"],
-                resources=[_object_arn(artifacts_bucket, "*")],
+                resources=[_object_arn(artifacts_bucket, f"{artifacts_prefix}*")],
             ),
             iam.PolicyStatement(
                 sid="WriteMonitoringLogs",
@@ -400,8 +401,8 @@ _WILDCARD_REASONS = {
     "ReadSourceObjects": "Object keys are not known in advance; access is limited to the consumer's key prefix.",
     "ReadWriteCheckpointAndOutput": "Spark writes many checkpoint and output files; limited to this consumer's "
                                     "checkpoint and output prefixes.",
-    "ReadJobArtifacts": "The job reads its entry point and packed environment; the artifacts bucket holds "
-                        "nothing but this application's code and logs.",
+    "ReadJobArtifacts": "The job reads its entry point and packed environment, uploaded under content-addressed "
+                        "keys below the artifacts prefix.",
     "WriteMonitoringLogs": "EMR Serverless writes job logs under the monitoring prefix with the job role.",
     "FindLogGroup": "DescribeLogGroups is a list action that supports no narrower resource.",
     "WriteJobLogs": "Log stream names are chosen per job run; limited to the stack's EMR log group.",

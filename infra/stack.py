@@ -15,6 +15,8 @@ from infra.patterns import ConsumerQueue, FanOutTopic, JobRole, SecureBucket, ac
 CHECKPOINT_ROOT = "checkpoints/"
 OUTPUT_ROOT = "output/"
 MONITORING_PREFIX = "emr-logs/"
+# Where the operator scripts upload job code and packed environments (ops/emr_jobs.py).
+ARTIFACTS_PREFIX = "jobs/"
 
 
 class SparkApplication(Construct):
@@ -178,7 +180,8 @@ class StreamingStack(Stack):
                 application_arn=self.application.attr_arn, source_bucket=source,
                 read_prefix=cfg.read_prefix(consumer), checkpoint_bucket=self.checkpoint_bucket,
                 checkpoint_prefix=checkpoint_prefix, output_prefix=output_prefix,
-                artifacts_bucket=self.artifacts_bucket, monitoring_prefix=MONITORING_PREFIX,
+                artifacts_bucket=self.artifacts_bucket, artifacts_prefix=ARTIFACTS_PREFIX,
+                monitoring_prefix=MONITORING_PREFIX,
                 queue=cq.queue, encryption_key=key, log_group_name=self.log_group.log_group_name,
             )
             self.consumer_queues[consumer.name] = cq
@@ -233,7 +236,7 @@ class StreamingStack(Stack):
         CfnOutput(self, "CheckpointBucketName", value=self.checkpoint_bucket.bucket_name,
                   description="Spark checkpoints and file index (checkpoints/<consumer>/), sink (output/<consumer>/)")
         CfnOutput(self, "ArtifactsBucketName", value=self.artifacts_bucket.bucket_name,
-                  description="Job code and packed environments; EMR monitoring logs under emr-logs/")
+                  description="Job code and packed environments under jobs/; EMR monitoring logs under emr-logs/")
         CfnOutput(self, "EmrApplicationId", value=self.application.attr_application_id,
                   description="EMR Serverless application that runs the consumer jobs")
         CfnOutput(self, "EmrReleaseLabel", value=self.config.emr.release_label,

@@ -367,7 +367,7 @@ def test_job_role_is_least_privilege_and_written_out(which, name, request):
             ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:PutObject"],
             [f"<{ckpt}.Arn>/checkpoints/{name}/*", f"<{ckpt}.Arn>/output/{name}/*"]),
         "ListCheckpointAndOutput": (["s3:ListBucket"], [f"<{ckpt}.Arn>"]),
-        "ReadJobArtifacts": (["s3:GetObject"], [f"<{artifacts}.Arn>/*"]),
+        "ReadJobArtifacts": (["s3:GetObject"], [f"<{artifacts}.Arn>/jobs/*"]),
         "WriteMonitoringLogs": (["s3:PutObject"], [f"<{artifacts}.Arn>/emr-logs/*"]),
         "ConsumeOwnQueue": (["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
                              "sqs:GetQueueUrl", "sqs:ReceiveMessage"], [f"<{q_lid}.Arn>"]),
