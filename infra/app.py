@@ -56,8 +56,10 @@ def build_app(
 
 
 def main() -> None:
+    # The CLI passes cdk.json's context itself; run directly, read it from the file.
+    context = None if "CDK_CONTEXT_JSON" in os.environ or "CDK_OUTDIR" in os.environ else cdk_json_context()
     try:
-        app, _ = build_app()
+        app, _ = build_app(context)
     except ConfigError as e:
         raise SystemExit(f"cdk.json context is invalid: {e}") from None
     app.synth()

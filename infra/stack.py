@@ -2,81 +2,19 @@
 from __future__ import annotations
 
 from aws_cdk import Aws, CfnOutput, Duration, RemovalPolicy, Stack
-from aws_cdk import aws_emrserverless as emrs
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
-from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
-from infra.config import EmrConfig, StackConfig
-from infra.patterns import ConsumerQueue, FanOutTopic, JobRole, SecureBucket, acknowledge
+from infra.config import StackConfig
+from infra.patterns import ConsumerQueue, FanOutTopic, JobRole, SecureBucket, SparkApplication, acknowledge
 
 CHECKPOINT_ROOT = "checkpoints/"
 OUTPUT_ROOT = "output/"
 MONITORING_PREFIX = "emr-logs/"
 # Where the operator scripts upload job code and packed environments (ops/emr_jobs.py).
 ARTIFACTS_PREFIX = "jobs/"
-
-
-class SparkApplication(Construct):
-    """EMR Serverless Spark application that starts on demand, stops when idle and keeps its logs."""
-
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        emr: EmrConfig,
-        artifacts_bucket: s3.IBucket,
-        encryption_key: kms.IKey | None,
-    ) -> None:
-        super().__init__(scope, id)
-        self.log_group = logs.LogGroup(
-            self,
-            "Logs",
-            retention=logs.RetentionDays(_retention_enum(emr.log_retention_days)),
-            encryption_key=encryption_key,
-            removal_policy=RemovalPolicy.RETAIN,
-        )
-        key_arn = encryption_key.key_arn if encryption_key else None
-        self.application = emrs.CfnApplication(
-            self,
-            "Application",
-            name=f"{Stack.of(self).stack_name}-spark",
-            type="SPARK",
-            release_label=emr.release_label,
-            architecture=emr.architecture,
-            auto_start_configuration=emrs.CfnApplication.AutoStartConfigurationProperty(enabled=True),
-            auto_stop_configuration=emrs.CfnApplication.AutoStopConfigurationProperty(
-                enabled=True, idle_timeout_minutes=emr.idle_timeout_minutes
-            ),
-            maximum_capacity=emrs.CfnApplication.MaximumAllowedResourcesProperty(
-                cpu=f"{emr.max_vcpu} vCPU", memory=f"{emr.max_memory_gb} GB", disk=f"{emr.max_disk_gb} GB"
-            ),
-            monitoring_configuration=emrs.CfnApplication.MonitoringConfigurationProperty(
-                s3_monitoring_configuration=emrs.CfnApplication.S3MonitoringConfigurationProperty(
-                    log_uri=artifacts_bucket.s3_url_for_object(MONITORING_PREFIX),
-                    encryption_key_arn=key_arn,
-                ),
-                cloud_watch_logging_configuration=emrs.CfnApplication.CloudWatchLoggingConfigurationProperty(
-                    enabled=True,
-                    log_group_name=self.log_group.log_group_name,
-                    log_stream_name_prefix="jobs",
-                    encryption_key_arn=key_arn,
-                ),
-            ),
-        )
-
-
-def _retention_enum(days: int) -> str:
-    return {
-        1: "ONE_DAY", 3: "THREE_DAYS", 5: "FIVE_DAYS", 7: "ONE_WEEK", 14: "TWO_WEEKS", 30: "ONE_MONTH",
-        60: "TWO_MONTHS", 90: "THREE_MONTHS", 120: "FOUR_MONTHS", 150: "FIVE_MONTHS", 180: "SIX_MONTHS",
-        365: "ONE_YEAR", 400: "THIRTEEN_MONTHS", 545: "EIGHTEEN_MONTHS", 731: "TWO_YEARS", 1096: "THREE_YEARS",
-        1827: "FIVE_YEARS", 2192: "SIX_YEARS", 2557: "SEVEN_YEARS", 2922: "EIGHT_YEARS", 3288: "NINE_YEARS",
-        3653: "TEN_YEARS",
-    }[days]
 
 
 class StreamingStack(Stack):
@@ -159,7 +97,7 @@ class StreamingStack(Stack):
                               encryption_key=key)
         self.topic = fan_out.topic
         spark = SparkApplication(self, "Spark", emr=cfg.emr, artifacts_bucket=self.artifacts_bucket,
-                                 encryption_key=key)
+                                 monitoring_prefix=MONITORING_PREFIX, encryption_key=key)
         self.application = spark.application
         self.log_group = spark.log_group
 
