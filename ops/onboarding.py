@@ -511,7 +511,9 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--stack", metavar="NAME", help="stack in the outputs file (when it has several)")
     p.add_argument("--consumer", metavar="NAME",
                    help="consumer name: picks its queue and prefix from --outputs-file, and names the cdk.json entry")
-    p.add_argument("--apply", action="store_true", help="write the policies (default: print the diff only)")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--apply", action="store_true", help="write the policies (default: print the diff only)")
+    mode.add_argument("--dry-run", action="store_true", help="print the diffs and change nothing (the default)")
     p.add_argument("--revoke", action="store_true",
                    help="remove what onboarding added for this consumer (without --prefix: every prefix)")
     p.add_argument("--endpoint-url", metavar="URL", help="AWS endpoint, e.g. a local moto server")
@@ -535,10 +537,16 @@ def run(req: Request, clients: dict, out=print, err=None) -> int:
     out(f"# {action} {who} ({'apply' if req.apply else 'dry run'})")
     # Every policy is read and checked before any is written, so a bad one stops the run with nothing changed.
     prepared = [prepare(t) for t in build_targets(req, clients)]
-    outcomes = []
+    outcomes: list[Outcome] = []
     for p in prepared:
         if req.apply:
-            o = commit(p, err)
+            try:
+                o = commit(p, err)
+            except Exception:
+                written = [x.label for x in outcomes if x.written]
+                err(f"stopped at {p.label}; already written: {', '.join(written) or 'nothing'}. "
+                    "Each policy is whole: re-running is safe, and --revoke removes what was added.")
+                raise
         else:
             o = Outcome(p.label, p.plan.changed, False, pm.policy_diff(p.plan.before, p.plan.after, p.label))
         outcomes.append(o)

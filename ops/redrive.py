@@ -366,7 +366,9 @@ def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_
         result.notes.append(f"would move {result.matched} messages to {target} with {how}; nothing was changed")
         return result
 
-    if unfiltered and use_move_task:
+    log(f"DLQ holds ~{int(dlq_attrs.get('ApproximateNumberOfMessages', 0))} visible messages; target {target}")
+    # The move task takes whole messages per second; below 1/s only send-then-delete can keep the rate.
+    if unfiltered and use_move_task and (rate is None or rate >= 1):
         moved = _move_task(sqs, dlq_attrs["QueueArn"], target_attrs["QueueArn"], rate, log)
         if moved is not None:
             return moved
@@ -408,9 +410,7 @@ def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_
 def _send_then_delete(sqs, dlq_url, target, msgs, fifo, holder, pacer, result, sent_undeleted, log) -> None:
     by_entry = {str(i): m for i, m in enumerate(msgs)}
     pacer.before_send(len(msgs))
-    resp = sqs.send_message_batch(
-        QueueUrl=target, Entries=[dlq.send_entry(m, i, fifo) for i, m in by_entry.items()]
-    )
+    resp = _send_batch(sqs, target, [dlq.send_entry(m, i, fifo) for i, m in by_entry.items()])
     for f in resp.get("Failed", []):
         m = by_entry[f["Id"]]
         result.send_failed += 1
@@ -420,6 +420,19 @@ def _send_then_delete(sqs, dlq_url, target, msgs, fifo, holder, pacer, result, s
         m = by_entry[s["Id"]]
         sent_undeleted[m["MessageId"]] = holder.handles.get(m["MessageId"], m["ReceiptHandle"])
     _delete(sqs, dlq_url, sent_undeleted, holder, result, log)
+
+
+def _send_batch(sqs, target: str, entries: list[dict]) -> dict:
+    """SendMessageBatch; a batch over the request size limit is sent in halves instead."""
+    from botocore.exceptions import ClientError
+    try:
+        return sqs.send_message_batch(QueueUrl=target, Entries=entries)
+    except ClientError as e:
+        if "BatchRequestTooLong" not in _code(e) or len(entries) == 1:
+            raise
+    half = len(entries) // 2
+    first, second = _send_batch(sqs, target, entries[:half]), _send_batch(sqs, target, entries[half:])
+    return {k: first.get(k, []) + second.get(k, []) for k in ("Successful", "Failed")}
 
 
 def _delete(sqs, dlq_url, sent_undeleted: dict, holder: Holder, result: RedriveResult, log) -> None:

@@ -248,6 +248,10 @@ def test_bad_queue_url_and_missing_target(owner):
     assert r.returncode == 1 and "is not an SNS topic ARN" in r.stderr
     r = onboard(owner, *base, "--queue-url", owner.queue_url, "--topic-arn", owner.topic_arn, check=False)
     assert r.returncode == 2 and "not allowed with argument" in r.stderr
+    r = onboard(owner, *base, "--queue-url", owner.queue_url, "--apply", "--dry-run", check=False)
+    assert r.returncode == 2 and "not allowed with argument" in r.stderr
+    r = onboard(owner, *base, "--queue-url", owner.queue_url, "--dry-run")
+    assert "dry run: 2 of 2 policies would change" in r.stdout
 
 
 def test_bucket_that_does_not_exist(owner):

@@ -367,3 +367,22 @@ def test_outputs_file_names_the_dlq_and_picks_among_several_sources(sqs, queues,
         assert r.returncode == 1 and "needs --consumer" in r.stderr
     finally:
         sqs.delete_queue(QueueUrl=second)
+
+
+def test_batch_too_long_is_sent_in_halves():
+    from botocore.exceptions import ClientError
+
+    class Picky:
+        def __init__(self):
+            self.batches = []
+
+        def send_message_batch(self, QueueUrl, Entries):
+            if len(Entries) > 3:
+                raise ClientError({"Error": {"Code": "AWS.SimpleQueueService.BatchRequestTooLong"}}, "SendMessageBatch")
+            self.batches.append(len(Entries))
+            return {"Successful": [{"Id": e["Id"]} for e in Entries], "Failed": []}
+
+    fake = Picky()
+    resp = rd._send_batch(fake, "q", [{"Id": str(i), "MessageBody": "x"} for i in range(10)])
+    assert sorted(s["Id"] for s in resp["Successful"]) == sorted(str(i) for i in range(10))
+    assert sum(fake.batches) == 10 and max(fake.batches) <= 3
