@@ -1,0 +1,137 @@
+"""The thin Spark adapter: format "s3-sqs" on the Python DataSource API of Spark 4.0 and 4.2+.
+
+Spark 4.2+ passes `start` and a ReadLimit to latestOffset and supports Trigger.AvailableNow;
+4.0 calls latestOffset() bare, so the source enforces its own limits there (see Driver).
+"""
+from __future__ import annotations
+
+import logging
+from dataclasses import asdict
+
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.types import StructType
+
+from .driver import Driver, Limit
+from .options import SourceOptions, parse_options
+from .planner import pack
+from .reader import FileRef, ReadSpec, read_partition
+
+try:  # Spark 4.2+
+    from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxBytes, ReadMaxFiles,
+                                                  SupportsTriggerAvailableNow)
+    _MIXINS: tuple = (SupportsTriggerAvailableNow,)
+except ImportError:  # Spark 4.0: no read limits, no AvailableNow for Python sources
+    ReadAllAvailable = ReadMaxBytes = ReadMaxFiles = None
+    _MIXINS = ()
+
+FORMAT_NAME = "s3-sqs"
+log = logging.getLogger("s3sqs")
+
+
+class S3SqsDataSource(DataSource):
+    """Streams the S3 files announced on an SQS queue, each exactly once. See README for options."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT_NAME
+
+    def __init__(self, options):
+        super().__init__(options)
+        self.source_options = parse_options(dict(options))  # fails here, before any AWS call
+
+    def schema(self):
+        raise ValueError("the s3-sqs source needs a schema: spark.readStream.format('s3-sqs').schema('id LONG, ...')")
+
+    def streamReader(self, schema: StructType) -> "S3SqsStreamReader":
+        return S3SqsStreamReader(self.source_options, schema)
+
+
+class S3SqsPartition(InputPartition):
+    def __init__(self, files: list[FileRef]):
+        super().__init__(None)
+        self.files = files
+
+
+class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
+    def __init__(self, opts: SourceOptions, schema: StructType):
+        self.opts = opts
+        self.schema = schema
+        self._driver: Driver | None = None  # opened lazily: __init__ also runs in processes that only read
+
+    @property
+    def driver(self) -> Driver:
+        if self._driver is None:
+            _log_to_stderr()
+            self._driver = Driver(self.opts)
+        return self._driver
+
+    def __getstate__(self):  # tasks get a copy of this object; never the open state
+        state = dict(self.__dict__)
+        state["_driver"] = None
+        return state
+
+    # -- offsets --
+    def initialOffset(self) -> dict:
+        return {"seq": self.driver.initial_offset()}
+
+    def getDefaultReadLimit(self):
+        o = self.opts
+        if o.max_files_per_trigger is not None:
+            return ReadMaxFiles(o.max_files_per_trigger)
+        if o.max_bytes_per_trigger is not None:
+            return ReadMaxBytes(o.max_bytes_per_trigger)
+        return ReadAllAvailable()
+
+    def latestOffset(self, start: dict | None = None, limit=None) -> dict:
+        seq = None if start is None else int(start["seq"])
+        return {"seq": self.driver.latest_offset(seq, self._limit(limit))}
+
+    def _limit(self, limit) -> Limit:
+        o = self.opts
+        if limit is None:  # Spark 4.0: the options are the limit
+            return Limit(o.max_files_per_trigger, o.max_bytes_per_trigger)
+        if ReadMaxFiles is not None and isinstance(limit, ReadMaxFiles):
+            return Limit(limit.max_files, o.max_bytes_per_trigger)
+        if ReadMaxBytes is not None and isinstance(limit, ReadMaxBytes):
+            return Limit(None, limit.max_bytes)
+        if ReadAllAvailable is not None and isinstance(limit, ReadAllAvailable):
+            return Limit(None, None)
+        raise ValueError(f"s3-sqs does not support the read limit {type(limit).__name__}")
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self.driver.prepare_available_now()
+
+    def partitions(self, start: dict, end: dict) -> list[S3SqsPartition]:
+        records = self.driver.files_between(int(start["seq"]), int(end["seq"]))
+        refs = [FileRef(r.bucket, r.key, r.size, r.event_ms) for r in records]
+        groups = pack(refs, lambda f: f.size or 0, self.opts.max_partition_bytes)
+        log.info("s3-sqs batch (%s, %s]: %d files in %d partitions", start["seq"], end["seq"], len(refs), len(groups))
+        return [S3SqsPartition(g) for g in groups]
+
+    def commit(self, end: dict) -> None:
+        # Spark calls this one batch late, if at all; the start of latestOffset is the real signal.
+        self.driver.acknowledge(int(end["seq"]))
+
+    def read(self, partition: S3SqsPartition):
+        from pyspark.sql.pandas.types import to_arrow_schema
+        try:
+            schema = to_arrow_schema(self.schema, timezone="UTC")
+        except TypeError:  # Spark 4.0 has no timezone keyword; it uses UTC
+            schema = to_arrow_schema(self.schema)
+        o = self.opts
+        spec = ReadSpec(o.file_format, o.reader_options, o.endpoint_url, o.queue_region,
+                        o.partition_columns, o.base_path, o.quarantine_location)
+        yield from read_partition(partition.files, spec, schema)
+
+
+def _log_to_stderr() -> None:
+    """Spark's Python workers configure no logging; send ours to stderr, which lands in the driver log."""
+    if not log.handlers:
+        h = logging.StreamHandler()
+        h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        log.addHandler(h)
+        log.setLevel(logging.INFO)
+
+
+def register(spark) -> None:
+    spark.dataSource.register(S3SqsDataSource)
