@@ -55,6 +55,7 @@ _SYNTH_CACHE: dict[str, dict] = {}
 def synth_template(context_overrides: dict | None = None) -> dict:
     """Synthesize the stack in-process with cdk.json's context (plus overrides); return its template.
 
+    Overrides replace whole top-level context keys (pass the full `consumers` list, for example).
     Builtin CloudFormation validation and cdk-nag are off here (the tests run both). Results are cached
     per overrides for the life of the process; callers get their own copy.
     """

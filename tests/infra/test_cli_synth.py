@@ -49,6 +49,12 @@ def _comparable(template: dict) -> dict:
     return t
 
 
+def test_the_installed_cli_is_the_pinned_one():
+    pinned = json.loads((REPO / "package.json").read_text())["devDependencies"]["aws-cdk"]
+    installed = json.loads((REPO / "node_modules" / "aws-cdk" / "package.json").read_text())["version"]
+    assert pinned == installed == "2.1148.1"
+
+
 def test_cli_synth_offline_matches_the_in_process_template(tmp_path, template_dict):
     out = tmp_path / "cdk.out"
     # The full synth an operator runs: builtin validation and the cdk-nag plugin included.
