@@ -288,10 +288,7 @@ def _validate_prefix(prefix: str) -> None:
 def build_request(args: argparse.Namespace, default_region: str | None) -> Request:
     notes: list[str] = []
     region = args.region or default_region
-    if not region:
-        raise OnboardError("no AWS region: pass --region (or set AWS_REGION)")
-    partition = pm.partition_for_region(region)
-
+    partition = pm.partition_for_region(region or "")
     try:
         if args.consumer_role_arn:
             grantee = pm.Grantee.for_role(args.consumer_role_arn)
@@ -299,6 +296,8 @@ def build_request(args: argparse.Namespace, default_region: str | None) -> Reque
             grantee = pm.Grantee.for_account(args.consumer_account, partition)
     except pm.PolicyError as e:
         raise OnboardError(str(e)) from None
+    if not region:
+        raise OnboardError("no AWS region: pass --region (or set AWS_REGION)")
 
     buckets = list(args.bucket or [])
     prefixes = list(args.prefix) if args.prefix is not None else None

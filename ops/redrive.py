@@ -217,7 +217,8 @@ def format_inspection(dlq_url: str, ins: Inspection, depth: int, per_group: int,
     for g in dlq.group_by_prefix(ins.decoded, depth):
         span = ""
         if g.oldest_event:
-            span = f"  events {g.oldest_event.isoformat(timespec='seconds')} .. {g.newest_event.isoformat(timespec='seconds')}"
+            first, last = (t.isoformat(timespec="seconds") for t in (g.oldest_event, g.newest_event))
+            span = f"  events {first}" + (f" .. {last}" if last != first else "")
         lines.append(f"  s3://{g.bucket}/{g.prefix}  {len(g.files)} files in {len(g.messages)} messages{span}")
         for f in g.files[:per_group]:
             t = f.event_time.isoformat(timespec="seconds") if f.event_time else "-"
