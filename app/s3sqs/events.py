@@ -120,7 +120,7 @@ def _parse_eventbridge(doc: dict) -> ParsedBody:
         bucket=bucket,
         key=unquote_plus(key),
         size=_int_or_none(obj.get("size"), "detail.object.size"),
-        etag=_str_or_none(obj.get("etag")),
+        etag=_str_or_none(obj.get("etag") or obj.get("eTag")),
         version_id=_str_or_none(obj.get("version-id")),
         sequencer=_str_or_none(obj.get("sequencer")),
         event_time=_time_or_none(doc.get("time"), "time"),

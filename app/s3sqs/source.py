@@ -43,6 +43,10 @@ class S3SqsDataSource(DataSource):
         raise ValueError("the s3-sqs source needs a schema: spark.readStream.format('s3-sqs').schema('id LONG, ...')")
 
     def streamReader(self, schema: StructType) -> "S3SqsStreamReader":
+        missing = [c for c in self.source_options.partition_columns if c not in schema.fieldNames()]
+        if missing:
+            raise ValueError(f"option 'partitionColumns' names {missing}, which the schema does not have; "
+                             "declare partition columns in the schema too")
         return S3SqsStreamReader(self.source_options, schema)
 
 
