@@ -401,7 +401,8 @@ class JobRole(Construct):
 
 
 _WILDCARD_REASONS = {
-    "ReadSourceObjects": "Object keys are not known in advance; access is limited to the consumer's key prefix.",
+    "ReadSourceObjects": "Object keys are not known in advance; access is limited to the consumer's key prefix "
+                         "(the notified part of the bucket for a consumer without one).",
     "ReadWriteCheckpointAndOutput": "Spark writes many checkpoint and output files; limited to this consumer's "
                                     "checkpoint and output prefixes.",
     "ReadJobArtifacts": "The job reads its entry point and packed environment, uploaded under content-addressed "
