@@ -1,7 +1,6 @@
 """scripts/package-job: what goes into dist/, for which target, and that it is reproducible."""
 from __future__ import annotations
 
-import io
 import json
 import subprocess
 import sys

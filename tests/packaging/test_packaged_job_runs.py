@@ -34,8 +34,9 @@ import boto3
 import pyarrow.parquet as pq
 import pytest
 
-from infra.local_stand_in import deploy_to_moto, synth_template
+from infra.local_stand_in import deploy_to_moto, synth_template, write_outputs_file
 from ops import emr_jobs, packaging
+from ops.stack_outputs import load_outputs
 from tests.packaging.conftest import REGION
 from tests.support.moto import FAKE_ENV
 
@@ -70,8 +71,8 @@ def unpack(dist: Path, manifest: dict, workdir: Path) -> None:
 def test_packaged_job_ingests_from_moto(moto_server, built_dist, tmp_path, record_property):
     moto_server.reset()
     endpoint = moto_server.endpoint_url
-    outputs_dict = deploy_to_moto(synth_template(), endpoint, REGION)
-    outputs = emr_jobs.StackOutputs("S3SqsStack", outputs_dict)
+    outputs_file = write_outputs_file(deploy_to_moto(synth_template(), endpoint, REGION), tmp_path / "cdk-outputs.json")
+    outputs = load_outputs(outputs_file)
     consumer = outputs.consumer(CONSUMER)
     manifest = packaging.load_manifest(built_dist.dist)
 
