@@ -84,7 +84,18 @@ class Driver:
                 self.ingest(self.queue.receive(want, self.opts.queue_fetch_wait_timeout_seconds))
         last = idx.last_seq if self.available_now_target is None else min(idx.last_seq, self.available_now_target)
         sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
-        return max(base, planner.batch_end(base, last, limit.max_files, limit.max_bytes, sizes))
+        end = max(base, planner.batch_end(base, last, limit.max_files, limit.max_bytes, sizes))
+        self.persist()  # durable before Spark logs the offset
+        return end
+
+    def persist(self) -> None:
+        """Snapshot the index to the state location if anything changed since the last snapshot."""
+        idx = self.index
+        if idx.dirty:
+            snap = self.snapshots.save(idx.db, self.work_dir)
+            idx.dirty = False
+            log.info("s3-sqs: state v%d saved (%d files tracked): %d files, %d bytes in %.3f s",
+                     snap.version, idx.last_seq, snap.files_uploaded, snap.bytes_uploaded, snap.seconds)
 
     def prepare_available_now(self) -> None:
         """Receive until the queue is empty, so the run drains all that was announced at its start."""
@@ -95,6 +106,7 @@ class Driver:
                 if not msgs:
                     break
                 self.ingest(msgs)
+        self.persist()
         self.available_now_target = self.index.last_seq
         log.info("s3-sqs Trigger.AvailableNow: draining up to offset %d", self.available_now_target)
 
@@ -150,10 +162,7 @@ class Driver:
 
         seqs = idx.add_files(new_files, stats) if new_files else []
         if new_files:
-            snap = self.snapshots.save(idx.db, self.work_dir)
-            log.info("s3-sqs: %d new files (seq %d..%d), snapshot v%d: %d files, %d bytes in %.3f s",
-                     len(new_files), seqs[0], seqs[-1], snap.version, snap.files_uploaded,
-                     snap.bytes_uploaded, snap.seconds)
+            log.info("s3-sqs: %d new files (seq %d..%d)", len(new_files), seqs[0], seqs[-1])
         else:
             idx.add_stats(stats)
 
@@ -213,7 +222,7 @@ class Driver:
             return
         fields = [(f"{r.bucket}/{r.key}\x00reprocess:{first}-{last}", _record_fields(r)) for r in records]
         idx.add_files(fields, {"reprocessed": len(fields)}, {marker: u64(1)})
-        self.snapshots.save(idx.db, self.work_dir)
+        self.persist()
         log.warning("s3-sqs: re-queued %d files of batches %d..%d; this run reads no new messages",
                     len(fields), first, last)
 

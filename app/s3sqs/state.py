@@ -16,6 +16,7 @@ from __future__ import annotations
 import json
 import logging
 import os
+import re
 import shutil
 import struct
 import tempfile
@@ -82,6 +83,7 @@ class FileIndex:
         self.last_seq = self._meta_int(b"last_seq")
         self.committed_seq = self._meta_int(b"committed")
         self.stats: dict[str, int] = json.loads(self.db.get(b"mstats") or b"{}")
+        self.dirty = False  # written since the last snapshot
 
     # -- reads --
     def seq_of(self, dedup_key: str) -> int | None:
@@ -137,18 +139,21 @@ class FileIndex:
         for k, v in (extra_meta or {}).items():
             wb.put(b"m" + k.encode(), v)
         self.db.write(wb)
+        self.dirty = True
         self.last_seq = seq
         self.stats = stats
         return seqs
 
     def record_batch(self, start: int, end: int) -> None:
-        if end > start:
+        if end > start and self.db.get(b"b" + u64(end)) is None:
             self.db.put(b"b" + u64(end), u64(start))
+            self.dirty = True
 
     def set_committed(self, seq: int) -> None:
         if seq > self.committed_seq:
             self.db.put(b"mcommitted", u64(seq))
             self.committed_seq = seq
+            self.dirty = True
 
     def trim_older_than(self, cutoff_ms: int) -> int:
         """Forget committed files whose event time is before cutoff; cost is proportional to what goes."""
@@ -167,6 +172,7 @@ class FileIndex:
             n += 1
         if n:
             self.db.write(wb)
+            self.dirty = True
         return n
 
     def _meta_int(self, name: bytes) -> int:
@@ -183,6 +189,7 @@ class FileIndex:
         if any(delta.values()):
             self.stats = self._merged_stats(delta)
             self.db.put(b"mstats", json.dumps(self.stats, sort_keys=True).encode())
+            self.dirty = True
 
 
 class Snapshots:
@@ -193,9 +200,11 @@ class Snapshots:
         self.version = 0
         self._uploaded: set[str] = set()  # sst names known to be in the store
 
+    def manifests(self) -> list[str]:
+        return sorted(n for n in self.store.list("versions") if re.fullmatch(r"versions/\d{12}\.json", n))
+
     def latest_version(self) -> int:
-        versions = [int(Path(n).stem) for n in self.store.list("versions") if n.endswith(".json")]
-        return max(versions, default=0)
+        return max((int(Path(n).stem) for n in self.manifests()), default=0)
 
     def restore(self, local_dir: Path, version: int | None = None) -> int:
         """Materialise a version (default: the newest) into local_dir; 0 means no state yet."""
@@ -247,7 +256,7 @@ class Snapshots:
 
     def prune(self) -> None:
         """Drop versions older than the last KEEP_VERSIONS and the SSTs only they used."""
-        manifests = sorted(n for n in self.store.list("versions") if n.endswith(".json"))
+        manifests = self.manifests()
         old, keep = manifests[:-KEEP_VERSIONS], manifests[-KEEP_VERSIONS:]
         if not old:
             return

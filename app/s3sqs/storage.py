@@ -55,17 +55,19 @@ class LocalStore(Store):
             return None
 
     def list(self, prefix: str) -> list[str]:
+        """Every file below prefix, recursively, like an S3 listing."""
         base = self._path(prefix)
         if not base.is_dir():
             return []
-        return sorted(f"{prefix.rstrip('/')}/{p.name}" for p in base.iterdir() if not p.name.endswith(".tmp"))
+        return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*")
+                      if p.is_file() and not p.name.endswith(".tmp"))
 
     def delete(self, names: list[str]) -> None:
         for n in names:
-            try:
-                self._path(n).unlink()
-            except FileNotFoundError:
-                pass
+            path = self._path(n)
+            path.unlink(missing_ok=True)
+            if path.parent != self.root and path.parent.is_dir() and not any(path.parent.iterdir()):
+                path.parent.rmdir()  # keep the tree free of empty version folders
 
 
 class S3Store(Store):
