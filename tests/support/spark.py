@@ -1,0 +1,76 @@
+"""Running the job with the current environment's own spark-submit, as a child process group."""
+from __future__ import annotations
+
+import importlib.util
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def spark_home() -> Path:
+    return Path(importlib.util.find_spec("pyspark").origin).parent
+
+
+def pyspark_version() -> tuple[int, int]:
+    import pyspark
+    major, minor = pyspark.__version__.split(".")[:2]
+    return int(major), int(minor)
+
+
+def job_command(*args: str) -> list[str]:
+    return [str(spark_home() / "bin" / "spark-submit"), "--master", "local[2]",
+            "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
+            str(ROOT / "app" / "job.py"), *args]
+
+
+def job_env() -> dict[str, str]:
+    return {**os.environ, "SPARK_HOME": str(spark_home()), "PYSPARK_PYTHON": sys.executable,
+            "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+
+
+class Job:
+    """spark-submit in its own process group, so a kill takes the JVM and its Python workers too."""
+
+    def __init__(self, args: list[str], log_path: Path):
+        self.log_path = log_path
+        self._log = open(log_path, "ab")
+        self.proc = subprocess.Popen(job_command(*args), env=job_env(), stdout=self._log,
+                                     stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
+
+    def wait(self, timeout: float) -> int:
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise AssertionError(f"job did not finish within {timeout} s\n{self.tail()}") from None
+
+    def kill(self, sig: int = signal.SIGKILL) -> None:
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.proc.pid, sig)
+            except ProcessLookupError:
+                pass
+            self.proc.wait(timeout=30)
+        # Python workers may linger a moment after the JVM dies; they are in the same group.
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self._log.close()
+
+    def tail(self, n: int = 80) -> str:
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.05) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False
