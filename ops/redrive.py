@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -39,6 +40,28 @@ def _status(e) -> int | None:
 
 def stderr(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
+
+
+# The first Ctrl-C (or SIGTERM) only asks to stop: work halts at the next batch boundary, never inside an
+# SQS call, so no receipt handle is lost and nothing is half sent. A second one stops at once.
+_stop = threading.Event()
+
+
+def _request_stop(signum, frame):
+    if _stop.is_set():
+        raise KeyboardInterrupt
+    _stop.set()
+    stderr("stopping after the current batch (press Ctrl-C again to stop at once)")
+
+
+def _check_stop() -> None:
+    if _stop.is_set():
+        raise KeyboardInterrupt
+
+
+def _sleep(seconds: float) -> None:
+    """time.sleep that wakes up early when a stop is requested."""
+    _stop.wait(seconds)
 
 
 # ---------------------------------------------------------------- holding received messages
@@ -94,6 +117,7 @@ def scan(holder: Holder, limit: int | None = None, batch: int = dlq.SQS_BATCH) -
     through everything held (they come back when a long pass outlives their visibility timeout)."""
     count = empty = stale = 0
     while limit is None or count < limit:
+        _check_stop()
         want = batch if limit is None else min(batch, limit - count)
         new, again = holder.receive(want)
         if not new and not again:
@@ -337,7 +361,8 @@ def _move_task(sqs, dlq_arn: str, dest_arn: str | None, rate: float | None, log)
                 if t.get("Status") == "CANCELLED":
                     result.notes.append("the move task was cancelled; messages not moved are still in the DLQ")
                 return result
-            time.sleep(2)
+            _sleep(2)
+            _check_stop()
     except KeyboardInterrupt:
         log("stopped watching; the move task keeps running in SQS. Re-run to watch it again, or cancel it with "
             "`aws sqs cancel-message-move-task --task-handle <handle>`")
@@ -376,7 +401,7 @@ def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_
 
     result = RedriveResult("send-then-delete", target)
     holder = Holder(sqs, dlq_url, visibility, wait_seconds, log)
-    pacer = dlq.Pacer(rate)
+    pacer = dlq.Pacer(rate, sleep=_sleep)
     progress = Progress(log, progress_every)
     sent_undeleted: dict[str, str] = {}  # message id -> receipt handle, confirmed in the target
     batch = dlq.batch_size_for(rate)
@@ -395,6 +420,7 @@ def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_
             progress(result)
             if max_messages is not None and result.matched >= max_messages:
                 break
+            _check_stop()
     finally:
         # Interrupted or done: drop what is already in the target, give everything else back.
         try:
@@ -411,6 +437,7 @@ def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_
 def _send_then_delete(sqs, dlq_url, target, msgs, fifo, holder, pacer, result, sent_undeleted, log) -> None:
     by_entry = {str(i): m for i, m in enumerate(msgs)}
     pacer.before_send(len(msgs))
+    _check_stop()  # asked to stop while pacing: these are not sent, and go back to the DLQ's view
     resp = _send_batch(sqs, target, [dlq.send_entry(m, i, fifo) for i, m in by_entry.items()])
     for f in resp.get("Failed", []):
         m = by_entry[f["Id"]]
@@ -556,13 +583,11 @@ def make_client(args):
     return session.client("sqs", config=Config(retries={"mode": "standard"}), **kw)
 
 
-def _sigterm(signum, frame):
-    raise KeyboardInterrupt
-
-
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    signal.signal(signal.SIGTERM, _sigterm)  # let `kill` run the same clean-up as Ctrl-C
+    _stop.clear()
+    signal.signal(signal.SIGINT, _request_stop)
+    signal.signal(signal.SIGTERM, _request_stop)  # `kill` gets the same orderly stop as Ctrl-C
     try:
         dlq_url, preferred = _resolve_dlq(args)
         sqs = make_client(args)
