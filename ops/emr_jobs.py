@@ -250,7 +250,11 @@ def local_spark_submit_args(request: dict, local_paths: dict[str, str]) -> tuple
 
 def resolve_region(region: str | None) -> str:
     """The region boto3 would use (flag, environment or profile); no network call."""
-    import boto3
+    try:
+        import boto3
+    except ImportError:
+        raise SubmitError(f"boto3 is not installed for {sys.executable}; run `make setup` and use "
+                          ".venv/bin/python scripts/...") from None
 
     resolved = boto3.session.Session(region_name=region).region_name
     if not resolved:

@@ -141,6 +141,19 @@ class BuildResult:
         return next(a for a in self.artifacts if a.name == name)
 
 
+def _pkg():
+    """The `packaging` library, or pip's vendored copy when the running Python lacks it."""
+    try:
+        import packaging.requirements
+        import packaging.utils
+        return packaging
+    except ImportError:
+        from pip._vendor import packaging
+        import pip._vendor.packaging.requirements  # noqa: F401
+        import pip._vendor.packaging.utils  # noqa: F401
+        return packaging
+
+
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
@@ -151,7 +164,7 @@ def canonical(name: str) -> str:
 
 def runtime_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> dict[str, str]:
     """The connector's [project] dependencies, each of which must be pinned with ==."""
-    from packaging.requirements import Requirement
+    Requirement = _pkg().requirements.Requirement
 
     data = tomllib.loads(pyproject.read_text())
     reqs = {}
@@ -189,7 +202,7 @@ def _marker_env(target: Target) -> dict[str, str]:
 
 def check_closure(wheels: dict[str, Path], pins: dict[str, str], target: Target) -> None:
     """Every requirement of every wheel (for this target) is pinned and satisfied, or runtime-provided."""
-    from packaging.requirements import Requirement
+    Requirement = _pkg().requirements.Requirement
 
     env = _marker_env(target)
     problems = []
@@ -215,7 +228,7 @@ def check_closure(wheels: dict[str, Path], pins: dict[str, str], target: Target)
 
 
 def _supported(wheel_name: str, target: Target) -> bool:
-    from packaging.utils import parse_wheel_filename
+    parse_wheel_filename = _pkg().utils.parse_wheel_filename
 
     _, _, _, tags = parse_wheel_filename(wheel_name)
     platforms = set(target.platforms()) | {"any"}
@@ -228,7 +241,7 @@ def _supported(wheel_name: str, target: Target) -> bool:
 
 
 def find_cached_wheels(cache: Path, pins: dict[str, str], target: Target) -> dict[str, Path]:
-    from packaging.utils import parse_wheel_filename
+    parse_wheel_filename = _pkg().utils.parse_wheel_filename
 
     found = {}
     if cache.is_dir():
@@ -256,6 +269,7 @@ def fetch_wheels(pins: dict[str, str], target: Target, cache: Path) -> dict[str,
     missing = [n for n in pins if n not in have]
     if missing:
         log(f"downloading {len(missing)} wheel(s) for {target.tag}: {', '.join(missing)}")
+        t0 = time.monotonic()
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--dest", str(cache),
                *_pip_platform_args(target), *[f"{n}=={pins[n]}" for n in missing]]
         proc = subprocess.run(cmd, capture_output=True, text=True)
@@ -265,6 +279,7 @@ def fetch_wheels(pins: dict[str, str], target: Target, cache: Path) -> dict[str,
                 + (proc.stderr.strip() or proc.stdout.strip())
             )
         have = find_cached_wheels(cache, pins, target)
+        log(f"downloaded in {time.monotonic() - t0:.1f} s to {_rel(cache)}")
     else:
         log(f"all {len(pins)} wheels for {target.tag} found in {_rel(cache)}")
     still = [n for n in pins if n not in have]
