@@ -11,6 +11,7 @@ import json
 import os
 import re
 import sys
+import time
 from dataclasses import dataclass, field
 from typing import Callable, Protocol
 from urllib.parse import urlparse
@@ -207,7 +208,28 @@ def prepare(target: Target) -> Prepared:
     return Prepared(target, before_text, target.compute(before_text))
 
 
-def commit(p: Prepared, log: Callable[[str], None], attempts: int = MAX_ATTEMPTS) -> Outcome:
+# Policy changes propagate eventually (SQS documents up to 60 s): reading the old version back right after a
+# write is not somebody else's edit. Wait this long, in steps, before calling it either way.
+SETTLE_WAITS = (0, 1, 2, 4, 8, 15, 30)
+_VERIFIED, _STALE = object(), object()
+
+
+def _read_back(target: Target, before_text: str | None, sleep) -> object:
+    """_VERIFIED once our statements are served; the text served when it is someone else's newer version;
+    _STALE if only the old version is ever served."""
+    for wait in SETTLE_WAITS:
+        if wait:
+            sleep(wait)
+        text = target.store.read()
+        doc = pm.parse_policy(text, target.store.label) if text else pm.empty_policy()
+        if target.verify(doc):
+            return _VERIFIED
+        if not _same_text(text, before_text):
+            return text
+    return _STALE
+
+
+def commit(p: Prepared, log: Callable[[str], None], attempts: int = MAX_ATTEMPTS, sleep=time.sleep) -> Outcome:
     """Re-read just before writing and start over if someone else changed the policy since it was read,
     then read back to confirm. Gives up after `attempts`."""
     target, before_text, plan = p.target, p.before_text, p.plan
@@ -226,10 +248,14 @@ def commit(p: Prepared, log: Callable[[str], None], attempts: int = MAX_ATTEMPTS
                 return Outcome(label, False, False, diff)
             continue
         target.store.write(plan.after)
-        written_text = target.store.read()
-        written = pm.parse_policy(written_text, label) if written_text else pm.empty_policy()
-        if target.verify(written):
+        written_text = _read_back(target, before_text, sleep)
+        if written_text is _VERIFIED:
             return Outcome(label, True, True, diff)
+        if written_text is _STALE:
+            raise OnboardError(
+                f"{label}: the write was accepted but the old policy is still served after "
+                f"{sum(SETTLE_WAITS):.0f}s; check it by hand, then run again (a second run only adds what is missing)"
+            )
         log(f"{label} was overwritten right after our write; merging again (attempt {attempt})")
         before_text = written_text
         plan = target.compute(before_text)

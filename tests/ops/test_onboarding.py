@@ -364,3 +364,45 @@ def test_cdk_context_entry_is_accepted_by_the_infra_config():
     c = cfg.consumers[0]
     assert (c.name, c.account_id, c.prefix) == ("partner-analytics", CONSUMER, "landing/")
     assert cfg.principals_for(c) == (g.role_arn,)
+
+
+class LaggingStore:
+    """Serves the previous policy for a few reads after each write, as eventually consistent APIs do."""
+
+    label = "queue policy of lagging"
+
+    def __init__(self, text: str | None, lag_reads: int):
+        self.current = self.served = text
+        self.lag_reads, self.pending = lag_reads, 0
+
+    def read(self):
+        if self.pending:
+            self.pending -= 1
+            return self.served
+        self.served = self.current
+        return self.current
+
+    def write(self, doc):
+        self.served, self.current = self.current, json.dumps(doc) if doc else None
+        self.pending = self.lag_reads
+
+
+def _lagging_target(store) -> ob.Target:
+    desired = [pm.queue_statement(pm.Grantee.for_account(CONSUMER), "arn:aws:sqs:us-east-1:222222222222:q")]
+    return ob.Target(store, lambda t: pm.plan_grant(t, desired, store.label), lambda d: pm.has_statements(d, desired))
+
+
+def test_slow_propagation_is_waited_for_not_taken_for_an_edit():
+    store = LaggingStore(json.dumps({"Version": "2012-10-17", "Statement": [FOREIGN_QUEUE_STMT]}), lag_reads=2)
+    slept, log = [], []
+    outcome = ob.commit(ob.prepare(_lagging_target(store)), log.append, sleep=slept.append)
+    assert outcome.written and slept == [1, 2] and log == []
+    assert pm.statements_of(json.loads(store.current))[0] == FOREIGN_QUEUE_STMT
+
+
+def test_write_that_never_shows_up_is_an_error():
+    store = LaggingStore(None, lag_reads=10**6)
+    slept = []
+    with pytest.raises(ob.OnboardError, match="old policy is still served"):
+        ob.commit(ob.prepare(_lagging_target(store)), lambda m: None, sleep=slept.append)
+    assert sum(slept) == sum(ob.SETTLE_WAITS)
