@@ -1,0 +1,99 @@
+"""The pure part of submit-job: from outputs, manifest and flags to a StartJobRun request."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from ops import emr_jobs
+from ops.stack_outputs import OutputsError, StackOutputs
+
+ROLE = "arn:aws:iam::123456789012:role/job-ingest"
+QUEUE = "https://sqs.eu-west-1.amazonaws.com/123456789012/ingest"
+MANIFEST = {
+    "entry_point": "job.py", "connector": "s3sqs.zip", "environment": "s3sqs-env-cp311-x86_64.tar.gz",
+    "artifacts": {"job.py": {"sha256": "a" * 64, "size": 1}, "s3sqs.zip": {"sha256": "b" * 64, "size": 1},
+                  "s3sqs-env-cp311-x86_64.tar.gz": {"sha256": "c" * 64, "size": 1}},
+    "target": {"emr_architecture": "X86_64"},
+}
+
+
+def outputs(with_uris: bool = True) -> StackOutputs:
+    consumer = {"queueUrl": QUEUE, "queueArn": "arn:aws:sqs:eu-west-1:123456789012:ingest", "dlqUrl": "d",
+                "dlqArn": "arn:aws:sqs:eu-west-1:123456789012:ingest-dlq", "jobRoleArn": ROLE, "prefix": ""}
+    if with_uris:
+        consumer |= {"checkpointUri": "s3://ck/checkpoints/ingest/", "outputUri": "s3://ck/output/ingest/"}
+    return StackOutputs("S", {"EmrApplicationId": "00fabc", "ArtifactsBucketName": "art", "CheckpointBucketName": "ck",
+                              "LogGroupName": "/emr/jobs", "Consumers": json.dumps({"ingest": consumer})})
+
+
+def request(**spec) -> dict:
+    s = emr_jobs.JobSpec(**{"consumer": "ingest", "format": "json", "schema": "id LONG", "region": "eu-west-1",
+                            **spec})
+    req = emr_jobs.build_start_job_run_request(outputs(), s, emr_jobs.artifact_locations(MANIFEST, "art"),
+                                               MANIFEST, "token")
+    emr_jobs.validate_request(req)
+    return req
+
+
+def test_streaming_request_is_valid_and_complete():
+    req = request(options=("maxFilesPerTrigger=10", "header=true"), spark_conf=("spark.executor.memory=8g",))
+    assert req["mode"] == "STREAMING" and req["executionTimeoutMinutes"] == 0
+    assert req["retryPolicy"] == {"maxFailedAttemptsPerHour": 5}
+    driver = req["jobDriver"]["sparkSubmit"]
+    assert driver["entryPoint"] == f"s3://art/jobs/{'a' * 16}/job.py"
+    assert driver["sparkSubmitParameters"].startswith(
+        f"--conf spark.archives=s3://art/jobs/{'c' * 16}/s3sqs-env-cp311-x86_64.tar.gz#environment,"
+        f"s3://art/jobs/{'b' * 16}/s3sqs.zip#connector ")
+    assert driver["sparkSubmitParameters"].endswith("--conf spark.executor.memory=8g")
+    assert driver["entryPointArguments"] == [
+        "--queue-url", QUEUE, "--format", "json", "--schema", "id LONG", "--checkpoint", "s3://ck/checkpoints/ingest",
+        "--output", "s3://ck/output/ingest", "--region", "eu-west-1", "--option", "maxFilesPerTrigger=10",
+        "--option", "header=true", "--name", "s3sqs-ingest"]
+
+
+def test_batch_request_and_overrides():
+    req = request(until_drained=True, timeout_minutes=90, output="s3://lake/t", checkpoint="s3://ck/checkpoints/ingest/x",
+                  partition_by=("day", "hour"), name="backfill")
+    assert req["mode"] == "BATCH" and "retryPolicy" not in req and req["executionTimeoutMinutes"] == 90
+    args = req["jobDriver"]["sparkSubmit"]["entryPointArguments"]
+    assert args[args.index("--output") + 1] == "s3://lake/t"
+    assert args[args.index("--partition-by") + 1] == "day,hour" and "--until-drained" in args
+    assert req["name"] == "backfill"
+
+
+def test_defaults_without_consumer_uris_use_the_checkpoint_bucket():
+    assert emr_jobs.default_locations(outputs(with_uris=False), "ingest") == (
+        "s3://ck/checkpoints/ingest", "s3://ck/output/ingest")
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"spark_conf": ("spark.archives=s3://x/y.tar.gz#environment",)}, "set by submit-job"),
+    ({"spark_conf": ("spark.driver.memory",)}, "key=value"),
+    ({"spark_conf": ("spark.x=a b",)}, "whitespace"),
+    ({"options": ("maxFilesPerTrigger",)}, "key=value"),
+    ({"max_failed_attempts_per_hour": 11}, "between 1 and 10"),
+])
+def test_bad_flags_are_named(spec, message):
+    with pytest.raises(emr_jobs.SubmitError, match=message):
+        request(**spec)
+
+
+def test_unknown_consumer_and_schema_violations():
+    with pytest.raises(OutputsError, match="unknown consumer 'billing'; the stack defines: ingest"):
+        request(consumer="billing")
+    req = request()
+    req["name"] = ""
+    with pytest.raises(emr_jobs.SubmitError, match="Invalid length"):
+        emr_jobs.validate_request(req)
+
+
+def test_local_translation_keeps_emr_settings():
+    req = request(job_endpoint_url="http://127.0.0.1:5000")
+    locs = emr_jobs.artifact_locations(MANIFEST, "art")
+    local = {locs.uri(n): f"/dist/{n}" for n in MANIFEST["artifacts"]}
+    argv, env = emr_jobs.local_spark_submit_args(req, local)
+    assert env == {"PYSPARK_DRIVER_PYTHON": "./environment/bin/python", "PYSPARK_PYTHON": "./environment/bin/python"}
+    assert argv[:4] == ["--conf", "spark.archives=/dist/s3sqs-env-cp311-x86_64.tar.gz#environment,"
+                        "/dist/s3sqs.zip#connector", "--conf", "spark.executorEnv.PYSPARK_PYTHON=./environment/bin/python"]
+    assert argv[4] == "/dist/job.py" and argv[argv.index("--endpoint-url") + 1] == "http://127.0.0.1:5000"
