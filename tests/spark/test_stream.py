@@ -1,0 +1,153 @@
+"""The s3-sqs source in a real local Spark (local[2]) against a real moto server."""
+import gzip
+import io
+import json
+import os
+import sys
+import time
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from tests.support.aws import bucket_to_queue
+from tests.support.sink import committed_rows
+from tests.support.spark import pyspark_version
+
+pytestmark = pytest.mark.spark
+SPARK_42 = pyspark_version() >= (4, 2)
+
+
+@pytest.fixture(scope="module")
+def spark():
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+
+    from s3sqs.source import register
+    session = (SparkSession.builder.master("local[2]").appName("s3sqs-tests")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+               .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
+    register(session)
+    yield session
+    session.stop()
+
+
+def source_options(w, tmp_path, **extra):
+    opts = {"fileFormat": "csv", "queueUrl": w.queue_url, "stateLocation": str(tmp_path / "state"),
+            "endpointUrl": w.endpoint, "queueRegion": "us-east-1", "sqs.longPollingWaitTimeSeconds": "1"}
+    opts.update({k: str(v) for k, v in extra.items()})
+    return opts
+
+
+def run_until_drained(spark, w, tmp_path, schema, opts, timeout=180, **trigger):
+    df = spark.readStream.format("s3-sqs").schema(schema).options(**opts).load()
+    q = (df.writeStream.format("parquet").option("path", str(tmp_path / "out"))
+         .option("checkpointLocation", str(tmp_path / "ck")).trigger(**(trigger or {"processingTime": "1 second"}))
+         .start())
+    deadline = time.monotonic() + timeout
+    try:
+        if "availableNow" in trigger:
+            assert q.awaitTermination(timeout), "AvailableNow run did not finish"
+        else:
+            drained = 0
+            while drained < 2:
+                assert time.monotonic() < deadline, "queue not drained in time"
+                if q.exception():
+                    raise q.exception()
+                drained = drained + 1 if w.depth() == 0 and q.lastProgress else 0
+                time.sleep(1)
+        if q.exception():
+            raise q.exception()
+        return q
+    finally:
+        q.stop()
+
+
+def test_csv_json_parquet_gzip_partitions_and_schema_fitting(spark, moto_endpoint, tmp_path):
+    schema = "id LONG, name STRING, score DOUBLE, day STRING, _file_path STRING"
+    w = bucket_to_queue(moto_endpoint)
+    w.put("csv/day=2026-01-01/a b.csv", b"id,name,extra\n1,one,x\n2,two,y\n")  # extra column dropped
+    w.put("csv/day=2026-01-02/naïve+plus.csv.gz", gzip.compress(b"id,name,score\n3,three,0.5\n"))
+    w.put("csv/day=2026-01-03/empty.csv", b"id,name\n")
+    opts = source_options(w, tmp_path, header="true", partitionColumns="day", pathGlobFilter="*.csv*")
+    run_until_drained(spark, w, tmp_path, schema, opts)
+    rows = sorted(committed_rows(tmp_path / "out", ["id", "name", "score", "day", "_file_path"]))
+    assert rows == [
+        (1, "one", None, "2026-01-01", f"s3://{w.bucket}/csv/day=2026-01-01/a b.csv"),
+        (2, "two", None, "2026-01-01", f"s3://{w.bucket}/csv/day=2026-01-01/a b.csv"),
+        (3, "three", 0.5, "2026-01-02", f"s3://{w.bucket}/csv/day=2026-01-02/naïve+plus.csv.gz"),
+    ]
+
+
+def test_json_lines_and_parquet(spark, moto_endpoint, tmp_path):
+    w = bucket_to_queue(moto_endpoint)
+    w.put("j/1.json", b'{"id": 1, "name": "a", "junk": true}\n{"id": 2}\n')
+    opts = source_options(w, tmp_path / "j", fileFormat="json")
+    run_until_drained(spark, w, tmp_path / "j", "id LONG, name STRING", opts)
+    assert sorted(committed_rows(tmp_path / "j" / "out", ["id", "name"])) == [(1, "a"), (2, None)]
+
+    w2 = bucket_to_queue(moto_endpoint)
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"name": ["p", "q"], "id": pa.array([7, 8], pa.int32())}), buf)
+    w2.put("p/1.parquet", buf.getvalue())
+    opts = source_options(w2, tmp_path / "p", fileFormat="parquet")
+    run_until_drained(spark, w2, tmp_path / "p", "id LONG, name STRING", opts)  # int32 widened, order by name
+    assert sorted(committed_rows(tmp_path / "p" / "out", ["id", "name"])) == [(7, "p"), (8, "q")]
+
+
+def test_a_deleted_file_fails_the_batch_naming_it(spark, moto_endpoint, tmp_path):
+    w = bucket_to_queue(moto_endpoint)
+    w.put("gone.csv", b"id\n1\n")
+    w.s3.delete_object(Bucket=w.bucket, Key="gone.csv")
+    opts = source_options(w, tmp_path)
+    with pytest.raises(Exception) as failure:
+        run_until_drained(spark, w, tmp_path, "id LONG", opts, timeout=90)
+    assert f"s3-sqs could not read s3://{w.bucket}/gone.csv" in str(failure.value)
+
+
+def test_quarantine_records_bad_files_and_keeps_going(spark, moto_endpoint, tmp_path):
+    w = bucket_to_queue(moto_endpoint)
+    w.put("good.csv", b"1\n2\n")
+    w.put("bad.csv", b"1\nnot-a-number\n")
+    opts = source_options(w, tmp_path, quarantineLocation=str(tmp_path / "quarantine"))
+    run_until_drained(spark, w, tmp_path, "id LONG", opts)
+    assert sorted(committed_rows(tmp_path / "out", ["id"])) == [(1,), (2,)]
+    records = [json.loads(p.read_text()) for p in (tmp_path / "quarantine").rglob("*.json")]
+    assert [r["file"] for r in records] == [f"s3://{w.bucket}/bad.csv"] and "not-a-number" in records[0]["error"]
+    assert list((tmp_path / "quarantine").rglob("*.data"))[0].read_bytes() == b"1\nnot-a-number\n"
+
+
+def test_bad_option_fails_at_load_before_any_aws_call(spark, tmp_path):
+    opts = {"fileFormat": "csv", "queueUrl": "http://127.0.0.1:9/000000000000/nowhere",
+            "stateLocation": str(tmp_path), "maxFilesPerTriger": "3"}
+    # The queue URL points at a closed port: an AWS call would fail with a connection error instead.
+    with pytest.raises(Exception, match="unknown option 'maxfilespertriger'.*did you mean 'maxFilesPerTrigger'"):
+        df = spark.readStream.format("s3-sqs").schema("id LONG").options(**opts).load()
+        q = df.writeStream.format("noop").option("checkpointLocation", str(tmp_path / "ck")).start()
+        try:
+            q.awaitTermination(60)
+        finally:
+            q.stop()
+
+
+@pytest.mark.skipif(not SPARK_42, reason="Trigger.AvailableNow for Python sources arrived in Spark 4.2")
+def test_available_now_drains_everything_announced_in_capped_batches(spark, moto_endpoint, tmp_path):
+    w = bucket_to_queue(moto_endpoint)
+    for i in range(9):
+        w.put(f"an/{i}.csv", f"{i}\n".encode())
+    opts = source_options(w, tmp_path, maxFilesPerTrigger=2)
+    q = run_until_drained(spark, w, tmp_path, "id LONG", opts, availableNow=True)
+    assert sorted(r[0] for r in committed_rows(tmp_path / "out", ["id"])) == list(range(9))
+    sizes = [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]]
+    assert len(sizes) == 5 and max(sizes) == 2  # ReadMaxFiles(2) honoured, and not just one batch
+
+
+@pytest.mark.skipif(not SPARK_42, reason="ReadLimit is passed to Python sources from Spark 4.2")
+def test_max_bytes_per_trigger_is_honoured(spark, moto_endpoint, tmp_path):
+    w = bucket_to_queue(moto_endpoint)
+    for i in range(6):
+        w.put(f"mb/{i}.csv", f"{i:09d}\n".encode())  # 10 bytes each
+    opts = source_options(w, tmp_path, maxFilesPerTrigger=-1, maxBytesPerTrigger=25)
+    q = run_until_drained(spark, w, tmp_path, "id LONG", opts, availableNow=True)
+    sizes = [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]]
+    assert sum(sizes) == 6 and max(sizes) == 2
