@@ -28,6 +28,7 @@ MONITORING_PREFIX = "emr-logs/"
 CHECKPOINT_ROOT = "checkpoints/"
 OUTPUT_ROOT = "output/"
 TERMINAL_STATES = ("SUCCESS", "FAILED", "CANCELLED")
+ACTIVE_STATES = ("SUBMITTED", "PENDING", "SCHEDULED", "RUNNING", "QUEUED", "CANCELLING")
 DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR = 5
 
 
@@ -323,6 +324,46 @@ def check_application(emr, application_id: str, manifest: dict, declared_arch: s
     return app
 
 
+def checkpoint_of(run: dict) -> str | None:
+    args = run.get("jobDriver", {}).get("sparkSubmit", {}).get("entryPointArguments", [])
+    if "--checkpoint" in args and args.index("--checkpoint") + 1 < len(args):
+        return args[args.index("--checkpoint") + 1].rstrip("/")
+    return None
+
+
+def list_runs(emr, application_id: str, states=(), limit: int | None = None) -> list[dict]:
+    """Job run summaries as the API orders them (newest first)."""
+    from botocore.exceptions import ClientError
+
+    runs = []
+    try:
+        for page in emr.get_paginator("list_job_runs").paginate(
+            applicationId=application_id, **({"states": list(states)} if states else {})
+        ):
+            runs += page["jobRuns"]
+            if limit is not None and len(runs) >= limit:
+                break
+    except ClientError as e:
+        # moto answers ResourceNotFound for an application that has never had a run; AWS, an empty list.
+        if e.response.get("Error", {}).get("Code") == "ResourceNotFoundException" and not runs:
+            emr.get_application(applicationId=application_id)  # still raises if the application is gone
+            return []
+        raise
+    return runs if limit is None else runs[:limit]
+
+
+def runs_on_checkpoint(emr, application_id: str, checkpoint: str) -> list[str]:
+    """Active runs that use this checkpoint: a second query on it would fight the first over the
+    checkpoint, the file index and the queue."""
+    found = []
+    for summary in list_runs(emr, application_id, ACTIVE_STATES):
+        if summary["state"] in ACTIVE_STATES:
+            run = emr.get_job_run(applicationId=application_id, jobRunId=summary["id"])["jobRun"]
+            if checkpoint_of(run) == checkpoint.rstrip("/"):
+                found.append(f"{summary['id']} ({summary['state']})")
+    return found
+
+
 def dashboard_url(emr, application_id: str, run_id: str) -> str | None:
     """The Spark UI link, when the API offers one (not for every state, and not on every endpoint)."""
     from botocore.exceptions import BotoCoreError, ClientError
@@ -435,6 +476,15 @@ def main(argv: list[str] | None = None, out=None) -> int:
         app = check_application(emr, request["applicationId"], manifest, declared_arch)
         print(f"application {request['applicationId']} ({app.get('releaseLabel', '?')}, "
               f"{app.get('architecture') or declared_arch or 'X86_64'}, {app.get('state', '?')})", file=sys.stderr)
+        checkpoint = checkpoint_of(request)
+        busy = runs_on_checkpoint(emr, request["applicationId"], checkpoint)
+        if busy:
+            raise SubmitError(
+                f"{'run' if len(busy) == 1 else 'runs'} {', '.join(busy)} already "
+                f"{'uses' if len(busy) == 1 else 'use'} checkpoint {checkpoint}; stop "
+                f"{'it' if len(busy) == 1 else 'them'} first (scripts/job-runs cancel RUN_ID --wait) "
+                "or choose another --checkpoint"
+            )
         print(f"uploading artifacts to s3://{locations.bucket}/", file=sys.stderr, flush=True)
         upload_artifacts(s3, args.dist, manifest, locations)
         from botocore.exceptions import ClientError
@@ -501,14 +551,8 @@ def runs_main(argv: list[str] | None = None, out=None) -> int:
         app_id = outputs.get("EmrApplicationId")
         _, emr, _ = session_clients(args.region, args.endpoint_url)
         if args.command == "list":
-            runs = []
-            for page in emr.get_paginator("list_job_runs").paginate(
-                applicationId=app_id, **({"states": args.state} if args.state else {})
-            ):
-                runs += page["jobRuns"]
-                if len(runs) >= args.limit:
-                    break
-            runs = sorted(runs, key=lambda r: r.get("createdAt") or 0, reverse=True)[: args.limit]
+            runs = sorted(list_runs(emr, app_id, args.state), key=lambda r: str(r.get("createdAt") or ""),
+                          reverse=True)[: args.limit]
             if not runs:
                 print(f"no job runs on application {app_id}", file=out)
                 return 0

@@ -59,6 +59,19 @@ def wire(monkeypatch):
         requests = sent
 
         @staticmethod
+        def runs_stay_running():
+            """moto's runs end at once, so its ListJobRuns is asked without the state filter and the
+            runs it really holds are reported RUNNING; GetJobRun (their arguments) stays real."""
+            def drop_filter(params, **_):
+                params.pop("states", None)
+
+            def running(parsed, **_):
+                for r in parsed.get("jobRuns", []):
+                    r["state"] = "RUNNING"
+            hooks.append(("provide-client-params.emr-serverless.ListJobRuns", drop_filter))
+            hooks.append(("after-call.emr-serverless.ListJobRuns", running))
+
+        @staticmethod
         def fail_runs(details="Job failed, exit code 1. Driver: ModuleNotFoundError: No module named 's3sqs'"):
             def fail(parsed, **_):
                 if "jobRun" in parsed:
@@ -209,3 +222,17 @@ def test_job_runs_list_show_cancel(stack, built_dist, moto_endpoint):
     assert run_id in listing
     rc, _, err = runs("show", *base, "00000000000000000")
     assert rc == 2 and "error" in err
+
+
+def test_second_run_on_the_same_checkpoint_is_refused(stack, built_dist, moto_endpoint, wire, tmp_path):
+    _, outputs_file = stack
+    rc, first, _ = submit(outputs_file, built_dist.dist, moto_endpoint)
+    assert rc == 0
+    wire.runs_stay_running()
+    sent = len(wire.requests)
+    rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint)
+    # Every run this module started is on that checkpoint; all of them are named.
+    assert rc == 2 and f"{first.strip()} (RUNNING)" in err and "checkpoints/analytics; stop" in err
+    assert "job-runs cancel" in err and len(wire.requests) == sent  # nothing was started
+    rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--checkpoint", "s3://elsewhere/ck")
+    assert rc == 0, err
