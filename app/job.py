@@ -96,12 +96,13 @@ def run(args: argparse.Namespace) -> int:
 
     queue = QueueClient(sqs_client(opts.queue_region, opts.endpoint_url, opts.max_retries, 1),
                         opts.queue_url, opts.visibility_timeout_seconds, 0, 1)
-    idle = 0
+    idle, shown = 0, None
     try:
         while query.isActive:
             time.sleep(2)
             progress = query.lastProgress
-            if progress and progress.get("numInputRows"):
+            if progress and progress.get("numInputRows") and progress["batchId"] != shown:
+                shown = progress["batchId"]
                 print(f"[job] batch {progress['batchId']}: {progress['numInputRows']} rows "
                       f"({progress.get('processedRowsPerSecond', 0):.0f} rows/s)", flush=True)
             idle = idle + 1 if queue_is_drained(queue.depth()) else 0

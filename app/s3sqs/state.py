@@ -307,3 +307,21 @@ def open_index(snapshots: Snapshots) -> tuple[FileIndex, Path]:
     db = Rdict(str(db_dir), db_options())
     log.info("s3-sqs state: restored version %d into %s", version, db_dir)
     return FileIndex(db, db_dir), work
+
+
+def read_stats(snapshots: Snapshots) -> dict:
+    """Counters and offsets of the newest snapshot, for reports; opens a private copy."""
+    work = local_work_dir()
+    try:
+        version = snapshots.restore(work / "db")
+        if version == 0:
+            return {"version": 0}
+        db = Rdict(str(work / "db"), db_options())
+        try:
+            idx = FileIndex(db, work / "db")
+            return {"version": version, "last_seq": idx.last_seq, "committed_seq": idx.committed_seq,
+                    "batches": len(idx.batches()), **idx.stats}
+        finally:
+            db.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)

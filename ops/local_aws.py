@@ -1,0 +1,70 @@
+"""The local AWS stand-in: a real moto server on 127.0.0.1, run as a child process and stopped by its PID."""
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+FAKE_ENV = {
+    "AWS_ACCESS_KEY_ID": "testing",
+    "AWS_SECRET_ACCESS_KEY": "testing",
+    "AWS_DEFAULT_REGION": "us-east-1",
+    "AWS_EC2_METADATA_DISABLED": "true",
+}
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+@dataclass
+class MotoServer:
+    process: subprocess.Popen
+    endpoint_url: str
+
+    def reset(self) -> None:
+        """Drop every resource on the server, so a test starts from nothing."""
+        req = urllib.request.Request(f"{self.endpoint_url}/moto-api/reset", method="POST")
+        urllib.request.urlopen(req, timeout=10).read()
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+def start_moto_server(log_path: Path | None = None) -> MotoServer:
+    port = free_port()
+    bin_dir = Path(sys.executable).parent
+    exe = bin_dir / "moto_server"
+    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "moto.server"]
+    out = open(log_path, "ab") if log_path else subprocess.DEVNULL
+    proc = subprocess.Popen(
+        cmd + ["-H", "127.0.0.1", "-p", str(port)],
+        stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **FAKE_ENV},
+    )
+    endpoint = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            raise RuntimeError(f"moto_server exited with code {proc.returncode} before it was ready")
+        try:
+            urllib.request.urlopen(f"{endpoint}/moto-api/", timeout=1).read()
+            return MotoServer(proc, endpoint)
+        except OSError:
+            time.sleep(0.2)
+    proc.kill()
+    proc.wait()
+    raise RuntimeError("moto_server did not answer within 60 s")

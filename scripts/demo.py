@@ -1,0 +1,242 @@
+#!/usr/bin/env python3
+"""The local demo: the deployable wiring on a moto server, sample files, the job until drained, a summary.
+
+1. Start a moto server on 127.0.0.1 and build on it, from the CDK app's synthesized template, the
+   bucket -> SNS topic -> per-consumer SQS queues with DLQs (one consumer per file format here).
+2. Upload sample files: CSV (some gzip), JSON lines and Parquet, Hive-style partitioned paths, names
+   with spaces and non-ASCII characters, and one multipart upload (which S3 announces twice).
+3. Run app/job.py with --until-drained for each format, showing progress.
+4. Print files, rows, batches, duplicates ignored and throughput; check output rows == input rows.
+Everything started here is stopped on exit, Ctrl-C included.
+"""
+from __future__ import annotations
+
+import argparse
+import gzip
+import io
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "app")]
+
+import boto3  # noqa: E402
+import pyarrow as pa  # noqa: E402
+import pyarrow.parquet as pq  # noqa: E402
+
+from ops.local_aws import FAKE_ENV, start_moto_server  # noqa: E402
+from ops.sink import committed_rows  # noqa: E402
+from ops.stack_outputs import StackOutputs  # noqa: E402
+
+REGION = "us-east-1"
+SCHEMA = "id LONG, customer STRING, amount DOUBLE, country STRING, day STRING"
+COLUMNS = ["id", "customer", "amount", "country", "day"]
+FORMATS = ("csv", "json", "parquet")
+# One consumer queue per format, each subscribed with a prefix filter: the CDK app's own wiring.
+DEMO_CONSUMERS = [{"name": fmt, "accountId": "123456789012", "prefix": f"landing/{fmt}/",
+                   "maxReceiveCount": 5, "visibilityTimeoutSeconds": 120} for fmt in FORMATS]
+
+
+@dataclass
+class Upload:
+    keys: list[str] = field(default_factory=list)
+    rows: set = field(default_factory=set)
+
+
+def say(msg: str) -> None:
+    print(f"[demo] {msg}", flush=True)
+
+
+def make_rows(rng: random.Random, start: int, n: int, day: str) -> list[dict]:
+    names = ["Zoë", "Ana María", "Jürgen", "李雷", "O'Brien", "Łukasz"]
+    return [{"id": i, "customer": rng.choice(names), "amount": round(rng.uniform(1, 500), 2),
+             "country": rng.choice(["DE", "FR", "JP", "US"]), "day": day} for i in range(start, start + n)]
+
+
+def as_csv(rows: list[dict], header: bool = True) -> bytes:
+    lines = [",".join(COLUMNS[:3])] if header else []
+    lines += [f'{r["id"]},"{r["customer"]}",{r["amount"]}' for r in rows]
+    return ("\n".join(lines) + "\n").encode()
+
+
+def as_json(rows: list[dict]) -> bytes:
+    import json
+    return "".join(json.dumps({k: r[k] for k in COLUMNS[:4]}, ensure_ascii=False) + "\n" for r in rows).encode()
+
+
+def as_parquet(rows: list[dict]) -> bytes:
+    buf = io.BytesIO()
+    pq.write_table(pa.Table.from_pylist([{k: r[k] for k in COLUMNS[:3]} for r in rows]), buf)
+    return buf.getvalue()
+
+
+def upload_samples(s3, bucket: str, files_per_format: int, rows_per_file: int) -> dict[str, Upload]:
+    """Returns, per format, the keys written and the rows they hold (as the sink should show them)."""
+    rng = random.Random(7)
+    uploads = {fmt: Upload() for fmt in FORMATS}
+    next_id = 0
+    for fmt in FORMATS:
+        for i in range(files_per_format):
+            day = f"2026-11-{1 + i % 3:02d}"
+            country = "DE" if fmt != "json" else None
+            rows = make_rows(rng, next_id, rows_per_file, day)
+            next_id += rows_per_file
+            name = f"order batch {i} – naïve" if i % 10 == 0 else f"orders-{i:04d}"
+            if fmt == "csv":
+                for r in rows:
+                    r["country"] = country
+                key = f"landing/csv/country={country}/day={day}/{name}.csv" + (".gz" if i % 4 == 1 else "")
+                body = as_csv(rows)
+                body = gzip.compress(body, mtime=0) if key.endswith(".gz") else body
+            elif fmt == "json":
+                key = f"landing/json/day={day}/{name}.json"
+                body = as_json(rows)
+            else:
+                for r in rows:
+                    r["country"] = country
+                key = f"landing/parquet/country={country}/day={day}/{name}.parquet"
+                body = as_parquet(rows)
+            s3.put_object(Bucket=bucket, Key=key, Body=body)
+            uploads[fmt].keys.append(key)
+            uploads[fmt].rows.update(tuple(r[c] for c in COLUMNS) for r in rows)
+        if fmt == "csv":  # a multipart upload: S3 announces it twice, the source ingests it once
+            rows = make_rows(rng, next_id, 260_000, "2026-11-04")
+            next_id += len(rows)
+            for r in rows:
+                r["country"] = "DE"
+            body = as_csv(rows)
+            key = "landing/csv/country=DE/day=2026-11-04/big multipart upload.csv"
+            mp = s3.create_multipart_upload(Bucket=bucket, Key=key)
+            cut = 5 * 1024 * 1024 + body[5 * 1024 * 1024:].index(b"\n") + 1
+            parts = []
+            for n, chunk in enumerate((body[:cut], body[cut:]), start=1):
+                etag = s3.upload_part(Bucket=bucket, Key=key, UploadId=mp["UploadId"], PartNumber=n, Body=chunk)["ETag"]
+                parts.append({"ETag": etag, "PartNumber": n})
+            s3.complete_multipart_upload(Bucket=bucket, Key=key, UploadId=mp["UploadId"],
+                                         MultipartUpload={"Parts": parts})
+            uploads[fmt].keys.append(key)
+            uploads[fmt].rows.update(tuple(r[c] for c in COLUMNS) for r in rows)
+        say(f"uploaded {len(uploads[fmt].keys)} {fmt} files with {len(uploads[fmt].rows)} rows")
+    return uploads
+
+
+def run_job(fmt: str, queue_url: str, endpoint: str, work: Path, children: list) -> float:
+    """Run the job until drained, echoing its progress lines; returns wall seconds."""
+    ck, out = work / fmt / "checkpoint", work / fmt / "table"
+    env = {**os.environ, **FAKE_ENV, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
+           "SPARK_LOCAL_IP": "127.0.0.1"}
+    import pyspark
+    spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
+    env["SPARK_HOME"] = str(spark_submit.parent.parent)
+    options = ["header=true", "partitionColumns=country,day"] if fmt == "csv" else \
+        ["partitionColumns=day"] if fmt == "json" else ["partitionColumns=country,day"]
+    cmd = [str(spark_submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
+           "--conf", "spark.sql.shuffle.partitions=2", str(ROOT / "app" / "job.py"),
+           "--queue-url", queue_url, "--format", fmt, "--schema", SCHEMA, "--checkpoint", str(ck),
+           "--output", str(out), "--endpoint-url", endpoint, "--region", REGION, "--until-drained",
+           "--idle-checks", "2", "--trigger-interval", "1 second", "--name", f"demo-{fmt}",
+           "--option", "maxFilesPerTrigger=100", "--option", "sqs.longPollingWaitTimeSeconds=2"]
+    for o in options:
+        cmd += ["--option", o]
+    log_path = work / f"job-{fmt}.log"
+    say(f"running the {fmt} job (log: {log_path.relative_to(ROOT) if log_path.is_relative_to(ROOT) else log_path})")
+    t0 = time.monotonic()
+    with open(log_path, "wb") as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                start_new_session=True, cwd=ROOT)
+        children.append(proc)
+        for raw in proc.stdout:
+            log.write(raw)
+            line = raw.decode(errors="replace").rstrip()
+            if line.startswith("[job]") or " s3sqs: s3-sqs batch" in line or "ERROR" in line:
+                print(f"    {line.split(' s3sqs: ')[-1]}", flush=True)
+        rc = proc.wait()
+    children.remove(proc)
+    if rc != 0:
+        raise SystemExit(f"the {fmt} job failed with exit code {rc}; see {log_path}")
+    return time.monotonic() - t0
+
+
+def batch_window(ck: Path) -> float:
+    """Seconds from the first planned batch to the last commit, read from the checkpoint."""
+    offsets = [p for p in (ck / "offsets").iterdir() if p.name.isdigit()]
+    commits = [p for p in (ck / "commits").iterdir() if p.name.isdigit()]
+    return max(p.stat().st_mtime for p in commits) - min(p.stat().st_mtime for p in offsets)
+
+
+def summarise(fmt: str, up: Upload, work: Path, wall: float) -> bool:
+    from s3sqs.state import Snapshots, read_stats
+    from s3sqs.storage import LocalStore
+    ck = work / fmt / "checkpoint"
+    stats = read_stats(Snapshots(LocalStore(str(ck / "source-state"))))
+    rows = committed_rows(work / fmt / "table", COLUMNS)
+    got = {(i, c, a, co, d) for i, c, a, co, d in rows}
+    window = batch_window(ck)
+    ok = len(rows) == len(up.rows) and got == up.rows
+    print(f"  {fmt:8s} files {stats.get('last_seq', 0):5d}  rows {len(rows):7d}  batches {stats.get('batches', 0):3d}  "
+          f"duplicates ignored {stats.get('duplicate', 0):3d}  "
+          f"{stats.get('last_seq', 0) / window:7.1f} files/s  {len(rows) / window:9.0f} rows/s  "
+          f"(batches {window:.1f} s, job {wall:.1f} s)  {'OK' if ok else 'MISMATCH'}")
+    if not ok:
+        print(f"    expected {len(up.rows)} rows; missing {len(up.rows - got)}, unexpected {len(got - up.rows)}, "
+              f"duplicates {len(rows) - len(got)}")
+    return ok
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--files", type=int, default=100, help="files per format (default 100)")
+    p.add_argument("--rows", type=int, default=200, help="rows per file (default 200)")
+    p.add_argument("--work-dir", default=str(ROOT / "demo-output"), help="where tables and logs go")
+    args = p.parse_args(argv)
+    if args.files < 1 or args.rows < 1:
+        p.error("--files and --rows must be at least 1")
+    work = Path(args.work_dir)
+    shutil.rmtree(work, ignore_errors=True)
+    work.mkdir(parents=True)
+    os.environ.update(FAKE_ENV)
+
+    children: list[subprocess.Popen] = []
+    server = None
+
+    def stop(signum, _frame):
+        raise KeyboardInterrupt(f"signal {signum}")
+    signal.signal(signal.SIGTERM, stop)
+    try:
+        say("starting moto on 127.0.0.1")
+        server = start_moto_server(work / "moto.log")
+        say(f"moto at {server.endpoint_url} (pid {server.process.pid})")
+        say("synthesizing the CDK app and building its wiring on moto")
+        from infra.local_stand_in import deploy_to_moto, synth_template
+        outputs = StackOutputs("demo", deploy_to_moto(synth_template({"consumers": DEMO_CONSUMERS, "crossAccountPrincipals": []}),
+                                                      server.endpoint_url, REGION))
+        s3 = boto3.client("s3", region_name=REGION, endpoint_url=server.endpoint_url)
+        uploads = upload_samples(s3, outputs.get("SourceBucketName"), args.files, args.rows)
+        walls = {fmt: run_job(fmt, outputs.consumer(fmt).queue_url, server.endpoint_url, work, children)
+                 for fmt in FORMATS}
+        print("\nSummary (each job: spark-submit until its queue was drained)")
+        ok = all([summarise(fmt, uploads[fmt], work, walls[fmt]) for fmt in FORMATS])
+        print(f"\nOutput tables under {work}; every input row exactly once: {'yes' if ok else 'NO'}")
+        return 0 if ok else 1
+    except KeyboardInterrupt:
+        say("interrupted; stopping everything")
+        return 130
+    finally:
+        for proc in children:
+            if proc.poll() is None:
+                os.killpg(proc.pid, signal.SIGKILL)
+                proc.wait()
+        if server is not None:
+            server.stop()
+            say("moto stopped")
+
+
+if __name__ == "__main__":
+    sys.exit(main())
