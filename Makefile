@@ -10,6 +10,14 @@ export CDK_DISABLE_VERSION_CHECK := 1
 export JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION := 20
 export PYTHONDONTWRITEBYTECODE := 1
 
+# Make `VENV/bin/spark-submit` work without activating the venv: give find-spark-home a
+# SPARK_HOME to find, and default the driver and workers to the venv's Python.
+define spark_submit_ready
+	ln -sfn ../lib/python3.11/site-packages/pyspark $(1)/bin/spark-distribution
+	mkdir -p $(1)/lib/python3.11/site-packages/pyspark/conf
+	echo 'export PYSPARK_PYTHON="$${PYSPARK_PYTHON:-$(abspath $(1))/bin/python}"' > $(1)/lib/python3.11/site-packages/pyspark/conf/spark-env.sh
+endef
+
 .PHONY: demo test test-spark40 setup clean
 
 setup: $(STAMP) $(STAMP40) $(NODE_STAMP)
@@ -19,6 +27,7 @@ $(STAMP): pyproject.toml
 	$(PY) -m venv $(VENV)
 	$(VENV)/bin/pip install --quiet --upgrade pip
 	$(VENV)/bin/pip install --quiet -e '.[spark,dev]'
+	$(call spark_submit_ready,$(VENV))
 	touch $@
 
 # Second environment: PySpark 4.0.2, the version EMR's emr-spark-8.0.0 runs.
@@ -26,6 +35,7 @@ $(STAMP40): pyproject.toml
 	$(PY) -m venv $(VENV40)
 	$(VENV40)/bin/pip install --quiet --upgrade pip
 	$(VENV40)/bin/pip install --quiet -e '.[dev]' pyspark==4.0.2
+	$(call spark_submit_ready,$(VENV40))
 	touch $@
 
 # The CDK CLI, pinned exactly in package.json.
