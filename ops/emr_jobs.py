@@ -274,6 +274,24 @@ def session_clients(region: str | None, endpoint_url: str | None):
     return session.region_name, emr, s3
 
 
+class _Progress:
+    """Prints each further quarter of a large upload (boto3 calls this from its worker threads)."""
+
+    def __init__(self, total: int, out):
+        import threading
+
+        self.total, self.out, self.done, self.shown = total, out, 0, 0
+        self.lock = threading.Lock()
+
+    def __call__(self, n: int) -> None:
+        with self.lock:
+            self.done += n
+            quarter = 4 * self.done // max(self.total, 1)
+            if quarter > self.shown:
+                self.shown = quarter
+                print(f"    {25 * quarter}%", file=self.out, flush=True)
+
+
 def upload_artifacts(s3, dist: Path, manifest: dict, locations: ArtifactLocations, out=None) -> list[str]:
     """Upload each artifact unless the same content is already there; returns the uploaded names."""
     from botocore.exceptions import ClientError
@@ -293,7 +311,8 @@ def upload_artifacts(s3, dist: Path, manifest: dict, locations: ArtifactLocation
         print(f"  {name}: uploading {packaging.human(meta['size'])} to {locations.uri(name)}", file=out, flush=True)
         try:
             s3.upload_file(str(Path(dist) / name), locations.bucket, key,
-                           ExtraArgs={"Metadata": {"sha256": meta["sha256"]}})
+                           ExtraArgs={"Metadata": {"sha256": meta["sha256"]}},
+                           Callback=_Progress(meta["size"], out) if meta["size"] > 8 << 20 else None)
         except ClientError as e:
             raise SubmitError(f"upload to {locations.uri(name)} failed: {e}") from None
         uploaded.append(name)
