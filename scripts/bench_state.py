@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""Benchmark: the time and bytes of one state snapshot as the number of tracked files grows.
+
+Each planned batch adds --batch files and takes one incremental snapshot. At every checkpoint size
+(default 10k and 100k tracked files) this prints the median of the next --samples snapshots, next to
+a baseline measured in the same run on the same store: copying the whole database, which is what a
+non-incremental snapshot would cost. With --s3 the store is an S3 bucket on a local moto server.
+"""
+from __future__ import annotations
+
+import argparse
+import resource
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "app")]
+
+from s3sqs.state import Snapshots, local_work_dir, open_index  # noqa: E402
+from s3sqs.storage import LocalStore, S3Store  # noqa: E402
+
+
+def fields(i: int) -> dict:
+    return {"bucket": "landing-bucket", "key": f"events/day=2026-11-{i % 28 + 1:02d}/part-{i:09d}.json.gz",
+            "size": 1000 + i % 5000, "etag": f"{i:032x}", "version_id": None, "event_ms": 1_790_000_000_000 + i}
+
+
+def full_copy_cost(db, store, name: str) -> tuple[float, int]:
+    """Baseline: flush and copy every file of the database into the store."""
+    t0 = time.perf_counter()
+    db.flush(True)
+    tmp = local_work_dir()
+    from rocksdict import Checkpoint
+    Checkpoint(db).create_checkpoint(str(tmp / "ck"))
+    size = 0
+    for f in sorted((tmp / "ck").iterdir()):
+        store.put_file(f, f"baseline-{name}/{f.name}")
+        size += f.stat().st_size
+    shutil.rmtree(tmp, ignore_errors=True)
+    return time.perf_counter() - t0, size
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--at", default="10000,100000", help="tracked-file counts to measure at (default 10000,100000)")
+    p.add_argument("--batch", type=int, default=100, help="new files per planned batch (default 100)")
+    p.add_argument("--samples", type=int, default=9, help="snapshots measured at each point (default 9)")
+    p.add_argument("--s3", action="store_true", help="snapshot to S3 on a local moto server instead of a local dir")
+    args = p.parse_args(argv)
+    points = sorted(int(x) for x in args.at.split(","))
+
+    work = local_work_dir()
+    server = None
+    try:
+        if args.s3:
+            import boto3
+            from ops.local_aws import FAKE_ENV, start_moto_server
+            import os
+            os.environ.update(FAKE_ENV)
+            server = start_moto_server()
+            s3 = boto3.client("s3", endpoint_url=server.endpoint_url, region_name="us-east-1")
+            s3.create_bucket(Bucket="bench-state")
+            store = S3Store("s3://bench-state/state", s3)
+        else:
+            store = LocalStore(str(work / "store"))
+        snaps = Snapshots(store)
+        idx, db_work = open_index(snaps)
+        n = 0
+        print(f"store: {'S3 on moto' if args.s3 else 'local directory'}; {args.batch} new files per snapshot")
+        print(f"{'tracked files':>14} {'snapshot ms':>12} {'snapshot KiB':>13} {'full copy ms':>13} "
+              f"{'full copy KiB':>14} {'time ratio':>11} {'bytes ratio':>12} {'max RSS MiB':>12}")
+        for point in points:
+            last_report = time.monotonic()
+            while n < point:
+                batch = [(f"k{i}", fields(i)) for i in range(n, n + args.batch)]
+                idx.add_files(batch, {"new": len(batch)})
+                snaps.save(idx.db, db_work)
+                n += args.batch
+                if time.monotonic() - last_report > 10:
+                    print(f"  ... {n} files tracked", flush=True)
+                    last_report = time.monotonic()
+            times, sizes = [], []
+            for _ in range(args.samples):
+                batch = [(f"k{i}", fields(i)) for i in range(n, n + args.batch)]
+                idx.add_files(batch, {"new": len(batch)})
+                s = snaps.save(idx.db, db_work)
+                n += args.batch
+                times.append(s.seconds)
+                sizes.append(s.bytes_uploaded)
+            base_t, base_b = full_copy_cost(idx.db, store, str(point))
+            t, b = statistics.median(times), statistics.median(sizes)
+            rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+            print(f"{point:>14,} {t * 1000:>12.1f} {b / 1024:>13.1f} {base_t * 1000:>13.1f} {base_b / 1024:>14.1f} "
+                  f"{t / base_t:>11.3f} {b / base_b:>12.4f} {rss:>12.0f}", flush=True)
+        idx.db.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+        if server is not None:
+            server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
