@@ -173,6 +173,14 @@ def resolve_target(sqs, dlq_url: str, to: str | None, preferred: str | None = No
     raise RedriveError(f"this DLQ serves {len(sources)} queues ({', '.join(sources)}); choose one with --to URL")
 
 
+def _depth(sqs, url: str) -> tuple[int, int]:
+    """(visible, hidden) message counts, as SQS approximates them."""
+    a = sqs.get_queue_attributes(
+        QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"]
+    )["Attributes"]
+    return int(a.get("ApproximateNumberOfMessages", 0)), int(a.get("ApproximateNumberOfMessagesNotVisible", 0))
+
+
 def _warn_dlq_redrive_policy(attrs: dict, log) -> None:
     if attrs.get("RedrivePolicy"):
         log("warning: this DLQ has its own RedrivePolicy; every peek counts as a receive and may move messages on")
@@ -306,6 +314,7 @@ class RedriveResult:
     skipped: int = 0  # did not match the filter; left in the DLQ
     send_failed: int = 0  # target refused; left in the DLQ
     delete_failed: int = 0  # sent, but still in the DLQ: a later run re-sends them (duplicates, no loss)
+    in_flight_left: int = 0  # hidden by another reader to the end; not looked at
     notes: list[str] = field(default_factory=list)
 
 
@@ -405,21 +414,49 @@ def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_
     progress = Progress(log, progress_every)
     sent_undeleted: dict[str, str] = {}  # message id -> receipt handle, confirmed in the target
     batch = dlq.batch_size_for(rate)
+    wait_until = None
     try:
-        for msgs in scan(holder, None, batch):
-            todo = []
-            for m in msgs:
-                d = dlq.decode_message(m)
-                if dlq.matches(d, key_glob) and (max_messages is None or result.matched < max_messages):
-                    result.matched += 1
-                    todo.append(m)
-                else:
-                    result.skipped += 1  # stays held until the pass ends, then made visible again
-            if todo:
-                _send_then_delete(sqs, dlq_url, target, todo, fifo, holder, pacer, result, sent_undeleted, log)
-            progress(result)
+        while True:
+            for msgs in scan(holder, None, batch):
+                todo = []
+                for m in msgs:
+                    d = dlq.decode_message(m)
+                    if dlq.matches(d, key_glob) and (max_messages is None or result.matched < max_messages):
+                        result.matched += 1
+                        todo.append(m)
+                    else:
+                        result.skipped += 1  # stays held until the pass ends, then made visible again
+                if todo:
+                    _send_then_delete(sqs, dlq_url, target, todo, fifo, holder, pacer, result, sent_undeleted, log)
+                progress(result)
+                if max_messages is not None and result.matched >= max_messages:
+                    break
+                _check_stop()
             if max_messages is not None and result.matched >= max_messages:
                 break
+            # Messages hidden by someone else, typically a run that was killed: they come back when their
+            # visibility timeout ends, so wait about one timeout for them rather than leave them behind.
+            # Also look again if some turned visible just as the pass ended.
+            visible, hidden = _depth(sqs, dlq_url)
+            others = hidden - len(holder.handles)
+            if others <= 0 and visible <= 0:
+                break
+            now = time.monotonic()
+            if wait_until is None:
+                wait_until = now + visibility + 5
+                if others > 0:
+                    log(f"{others} messages in the DLQ are hidden by another reader (a killed earlier run?); "
+                        f"waiting up to {visibility + 5}s for them to reappear")
+            if now >= wait_until:
+                if others > 0:
+                    result.notes.append(
+                        f"{others} messages were still hidden by another reader and were not looked at; "
+                        "run again once they are visible"
+                    )
+                    result.in_flight_left = others
+                break
+            if visible <= 0:
+                _sleep(2)
             _check_stop()
     finally:
         # Interrupted or done: drop what is already in the target, give everything else back.
@@ -613,9 +650,10 @@ def main(argv: list[str] | None = None) -> int:
         if result.skipped:
             verb = "would stay" if result.method == "dry run" else "stay"
             print(f"{result.skipped} messages {verb} in the DLQ (not matching --key-glob, or beyond --max)")
-        if result.send_failed or result.delete_failed:
-            print(f"{result.send_failed} could not be sent and stay in the DLQ; {result.delete_failed} were sent but "
-                  "not deleted and will be sent again by the next run. Re-run to finish.", file=sys.stderr)
+        if result.send_failed or result.delete_failed or result.in_flight_left:
+            print(f"not finished: {result.send_failed} could not be sent and stay in the DLQ; {result.delete_failed} "
+                  f"were sent but not deleted and will be sent again by the next run; {result.in_flight_left} were "
+                  "hidden by another reader. Re-run to finish.", file=sys.stderr)
             return 1
         return 0
     except RedriveError as e:

@@ -257,7 +257,7 @@ def test_interrupted_redrive_then_rerun_loses_nothing(sqs, queues, moto_endpoint
     src, dlq_url = queues
     keys = [f"landing/c/{i:03d}.json" for i in range(60)]
     fill(sqs, dlq_url, keys)
-    proc = _start_redrive(moto_endpoint, dlq_url, "--rate", "15", "--visibility-timeout", "2")
+    proc = _start_redrive(moto_endpoint, dlq_url, "--rate", "15", "--visibility-timeout", "6")
     try:
         _wait_for_progress(proc)
         proc.send_signal(sig)
@@ -275,7 +275,7 @@ def test_interrupted_redrive_then_rerun_loses_nothing(sqs, queues, moto_endpoint
         # An orderly stop at a batch boundary: everything not moved is back in view at once, nothing twice.
         assert hidden == 0 and visible + moved_first == 60
     # Re-run at once: after a kill the held messages are still hidden, and the re-run waits for them.
-    r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", dlq_url, "--no-move-task")
+    r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", dlq_url, "--no-move-task", "--visibility-timeout", "6")
     assert r.returncode == 0, r.stderr
     if sig == signal.SIGKILL and hidden:
         assert "hidden by another reader" in r.stderr
