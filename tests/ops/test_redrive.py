@@ -228,6 +228,30 @@ def test_crash_between_send_and_delete_then_rerun_loses_nothing(sqs, queues):
     assert sum(got.values()) == 35  # the one unconfirmed batch came twice; the source dedups it
 
 
+def test_messages_hidden_by_another_reader_are_waited_for(sqs, queues):
+    src, dlq_url = queues
+    fill(sqs, dlq_url, KEYS_A)
+    sqs.receive_message(QueueUrl=dlq_url, MaxNumberOfMessages=5, VisibilityTimeout=3)  # like a killed run
+    log = []
+    res = rd.redrive(sqs, dlq_url, src, use_move_task=False, wait_seconds=0, visibility=3, log=log.append)
+    assert res.moved == 12 and res.in_flight_left == 0
+    assert any("5 messages in the DLQ are hidden by another reader" in line for line in log)
+    assert counts(sqs, dlq_url) == (0, 0)
+
+
+def test_waiting_for_hidden_messages_is_bounded(sqs, queues):
+    src, dlq_url = queues
+    fill(sqs, dlq_url, KEYS_A[:4])
+    got = sqs.receive_message(QueueUrl=dlq_url, MaxNumberOfMessages=2, VisibilityTimeout=60)["Messages"]
+    t = time.monotonic()
+    res = rd.redrive(sqs, dlq_url, src, use_move_task=False, wait_seconds=0, visibility=1, log=lambda m: None)
+    assert time.monotonic() - t < 10
+    assert res.moved == 2 and res.in_flight_left == 2
+    assert any("could not look at" in n for n in res.notes)
+    sqs.change_message_visibility_batch(QueueUrl=dlq_url, Entries=[
+        {"Id": str(i), "ReceiptHandle": m["ReceiptHandle"], "VisibilityTimeout": 0} for i, m in enumerate(got)])
+
+
 def _start_redrive(moto_endpoint, dlq_url, *extra) -> subprocess.Popen:
     return subprocess.Popen(
         [sys.executable, str(REPO / "scripts" / "redrive-dlq"), "redrive", "--dlq-url", dlq_url,
