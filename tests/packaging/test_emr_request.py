@@ -97,3 +97,35 @@ def test_local_translation_keeps_emr_settings():
     assert argv[:4] == ["--conf", "spark.archives=/dist/s3sqs-env-cp311-x86_64.tar.gz#environment,"
                         "/dist/s3sqs.zip#connector", "--conf", "spark.executorEnv.PYSPARK_PYTHON=./environment/bin/python"]
     assert argv[4] == "/dist/job.py" and argv[argv.index("--endpoint-url") + 1] == "http://127.0.0.1:5000"
+
+
+def test_wait_prints_state_changes_and_the_dashboard_url():
+    """moto has no GetDashboardForJobRun, so this one follows a run through botocore's Stubber."""
+    import io
+
+    import boto3
+    from botocore.stub import Stubber
+
+    emr = boto3.client("emr-serverless", region_name="us-east-1")
+    ids = {"applicationId": "00fabc", "jobRunId": "00run"}
+
+    def run(state, details="Job is progressing"):
+        job_run = {**ids, "arn": "arn:aws:emr-serverless:us-east-1:123456789012:/applications/00fabc/jobruns/00run",
+                   "createdBy": ROLE, "createdAt": "2026-01-01", "updatedAt": "2026-01-01",
+                   "executionRole": ROLE, "state": state, "releaseLabel": "emr-spark-8.0.0",
+                   "jobDriver": {"sparkSubmit": {"entryPoint": "s3://art/job.py"}}}
+        return {"jobRun": {**job_run, "stateDetails": details}}
+
+    out = io.StringIO()
+    with Stubber(emr) as stub:
+        stub.add_response("get_job_run", run("PENDING"), ids)
+        stub.add_response("get_job_run", run("RUNNING"), ids)
+        stub.add_response("get_dashboard_for_job_run", {"url": "https://spark-ui.example/00run"}, ids)
+        stub.add_response("get_job_run", run("RUNNING"), ids)
+        stub.add_response("get_job_run", run("FAILED", "Job failed, exit code 1"), ids)
+        final = emr_jobs.wait_for_run(emr, "00fabc", "00run", poll_seconds=0, out=out)
+        stub.assert_no_pending_responses()
+    text = out.getvalue()
+    assert [line.split()[2] for line in text.splitlines() if " 00run " in line] == ["PENDING", "RUNNING", "FAILED"]
+    assert "dashboard: https://spark-ui.example/00run" in text and "FAILED (Job failed, exit code 1)" in text
+    assert emr_jobs._report_end(final) == 1
