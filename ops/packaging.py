@@ -17,18 +17,19 @@ Python finds `pyvenv.cfg` next to the *unresolved* executable path, takes its pr
 standard library from `home`, so the symlink only has to point at an interpreter of the same minor
 version that exists on the EMR image. AWS's recipe builds inside an Amazon Linux container so that the
 link reads /usr/bin/python3.11. We write the same layout directly: `bin/python -> /usr/bin/python3.X`,
-`pyvenv.cfg` with `home = /usr/bin`, and `lib/python3.X/site-packages` filled by pip from manylinux
-wheels for the target CPython and CPU (`pip install --target --platform … --only-binary=:all:`).
+`pyvenv.cfg` with `home = /usr/bin`, and `lib/python3.X/site-packages` holding the manylinux wheels
+for the target CPython and CPU (`pip download --platform … --only-binary=:all:`), unpacked here.
 Amazon Linux's Python uses `lib64` as platlibdir, but `site` also adds `lib/…/site-packages`, as it
 does for venvs created there. No Docker, no cross compiler: only binary wheels from the registry.
 
 Reproducible: versions come from pyproject.toml and ops/packaging_lock.py, entries are sorted, owners,
 permissions and timestamps are fixed, and gzip carries no name or time, so two builds from the same
-inputs are byte-identical.
+inputs are byte-identical, whatever pip version downloaded the wheels.
 """
 from __future__ import annotations
 
 import argparse
+import base64
 import gzip
 import hashlib
 import json
@@ -288,24 +289,67 @@ def fetch_wheels(pins: dict[str, str], target: Target, cache: Path) -> dict[str,
     return have
 
 
+def _record_hashes(zf: zipfile.ZipFile) -> dict[str, str]:
+    record = next(n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/RECORD"))
+    hashes = {}
+    for line in zf.read(record).decode().splitlines():
+        path, digest, _ = (line.rsplit(",", 2) + ["", ""])[:3]
+        if digest.startswith("sha256="):
+            hashes[path] = digest[len("sha256="):]
+    return hashes
+
+
+def install_wheel(wheel: Path, site_packages: Path) -> None:
+    """Unpack one wheel into site-packages, checking every file against the wheel's RECORD.
+
+    Done here rather than with `pip install --target`, so the result depends on the wheels alone and
+    not on pip's version. `.data/purelib` and `.data/platlib` go into site-packages; console
+    scripts, headers and data files are left out: their paths and shebangs would name this machine,
+    and nothing on EMR runs them.
+    """
+    site = site_packages.resolve()
+    with zipfile.ZipFile(wheel) as zf:
+        hashes = _record_hashes(zf)
+        for info in sorted(zf.infolist(), key=lambda i: i.filename):
+            name = info.filename
+            if name.endswith("/"):
+                continue
+            parts = name.split("/")
+            if parts[0].endswith(".data"):
+                if len(parts) < 3 or parts[1] not in ("purelib", "platlib"):
+                    continue
+                parts = parts[2:]
+            if "__pycache__" in parts:
+                continue
+            rel = "/".join(parts)
+            dest = (site / rel).resolve()
+            if not dest.is_relative_to(site):
+                raise PackagingError(f"{wheel.name}: entry {name!r} points outside site-packages")
+            data = zf.read(info)
+            want = hashes.get(name)
+            if want is not None:
+                got = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+                if got != want:
+                    raise PackagingError(f"{wheel.name}: {name} does not match the wheel's RECORD; delete "
+                                         f"{wheel} and build again")
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            dest.write_bytes(data)
+            if (info.external_attr >> 16) & 0o111:
+                dest.chmod(0o755)
+
+
 def install_wheels(wheels: dict[str, Path], target: Target, site_packages: Path) -> None:
     site_packages.mkdir(parents=True, exist_ok=True)
     log(f"installing {len(wheels)} wheels into the environment")
-    # --no-compile: .pyc files hold build-time mtimes, and Python writes its own on EMR.
-    cmd = [sys.executable, "-m", "pip", "install", "--quiet", "--no-deps", "--no-index", "--no-compile",
-           "--disable-pip-version-check", "--target", str(site_packages), *_pip_platform_args(target),
-           *[str(w) for _, w in sorted(wheels.items())]]
-    proc = subprocess.run(cmd, capture_output=True, text=True)
-    if proc.returncode != 0:
-        raise PackagingError("pip install into the environment failed:\n" + (proc.stderr or proc.stdout).strip())
-    # Console scripts carry this machine's interpreter in their shebang; nothing on EMR runs them.
-    shutil.rmtree(site_packages / "bin", ignore_errors=True)
+    for _, wheel in sorted(wheels.items()):
+        install_wheel(wheel, site_packages)
+    # No bytecode: .pyc files would hold build-time data, and Python writes its own on EMR.
     for rel in PRUNE_DIRS:
         shutil.rmtree(site_packages / rel, ignore_errors=True)
-    for p in list(site_packages.rglob("*")):
+    for p in sorted(site_packages.rglob("*"), reverse=True):
         if p.is_dir() and p.name == "__pycache__":
             shutil.rmtree(p)
-        elif p.is_file() and p.suffix in PRUNE_SUFFIXES:
+        elif p.is_file() and (p.suffix in PRUNE_SUFFIXES or p.suffix == ".pyc"):
             p.unlink()
 
 

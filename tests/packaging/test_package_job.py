@@ -136,3 +136,16 @@ def test_missing_dist_and_bad_target_are_explained(tmp_path):
     bad = subprocess.run([sys.executable, str(REPO / "scripts" / "package-job"), "--arch", "sparc"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
+
+
+def test_a_wheel_that_does_not_match_its_record_is_refused(tmp_path):
+    six = next(packaging.DEFAULT_WHEEL_CACHE.glob("six-1.17.0-*.whl"))
+    tampered = tmp_path / six.name
+    with zipfile.ZipFile(six) as src, zipfile.ZipFile(tampered, "w") as dst:
+        for info in src.infolist():
+            data = src.read(info)
+            dst.writestr(info, data + b"\n# changed\n" if info.filename == "six.py" else data)
+    with pytest.raises(packaging.PackagingError, match="six.py does not match the wheel's RECORD"):
+        packaging.install_wheel(tampered, tmp_path / "site")
+    packaging.install_wheel(six, tmp_path / "ok")
+    assert (tmp_path / "ok" / "six.py").is_file() and (tmp_path / "ok" / "six-1.17.0.dist-info" / "RECORD").is_file()
