@@ -138,7 +138,7 @@ def test_missing_dist_and_bad_target_are_explained(tmp_path):
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
 
 
-def test_a_wheel_that_does_not_match_its_record_is_refused(tmp_path):
+def test_a_wheel_that_does_not_match_its_record_is_refused(built_dist, tmp_path):  # built_dist fills the cache
     six = next(packaging.DEFAULT_WHEEL_CACHE.glob("six-1.17.0-*.whl"))
     tampered = tmp_path / six.name
     with zipfile.ZipFile(six) as src, zipfile.ZipFile(tampered, "w") as dst:
