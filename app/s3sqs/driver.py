@@ -155,7 +155,7 @@ class Driver:
                 stats[d.outcome] = stats.get(d.outcome, 0) + 1
                 if d.outcome == planner.NEW:
                     round_keys[d.dedup_key] = len(new_files)
-                    new_files.append((d.dedup_key, _fields(d.file)))
+                    new_files.append((d.dedup_key, file_fields(d.file)))
                 elif d.outcome != planner.DUPLICATE:
                     log.info("s3-sqs: skipping %s (%s)", d.file.uri, d.outcome)
             plans.append((m, decisions))
@@ -220,18 +220,14 @@ class Driver:
             log.warning("s3-sqs: batches %d..%d were already re-queued; remove the reprocess options to go on "
                         "with new data", first, last)
             return
-        fields = [(f"{r.bucket}/{r.key}\x00reprocess:{first}-{last}", _record_fields(r)) for r in records]
+        fields = [(f"{r.bucket}/{r.key}\x00{marker}", r.fields()) for r in records]
         idx.add_files(fields, {"reprocessed": len(fields)}, {marker: u64(1)})
         self.persist()
         log.warning("s3-sqs: re-queued %d files of batches %d..%d; this run reads no new messages",
                     len(fields), first, last)
 
 
-def _fields(f) -> dict:
+def file_fields(f) -> dict:
+    """The FileRecord fields of an announced file (everything but its seq)."""
     return {"bucket": f.bucket, "key": f.key, "size": f.size, "etag": f.etag, "version_id": f.version_id,
             "event_ms": int(f.event_time.timestamp() * 1000) if f.event_time else None}
-
-
-def _record_fields(r: FileRecord) -> dict:
-    return {"bucket": r.bucket, "key": r.key, "size": r.size, "etag": r.etag, "version_id": r.version_id,
-            "event_ms": r.event_ms}

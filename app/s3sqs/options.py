@@ -72,8 +72,8 @@ class SourceOptions:
 
 def parse_options(raw: dict[str, str]) -> SourceOptions:
     """Build SourceOptions from Spark's string options, or raise OptionError naming the culprit."""
-    fmt_guess = str(_lookup(_normalise(raw), "fileformat") or "").lower()
     opts = _normalise(raw)
+    fmt_guess = str(opts.get("fileformat") or "").strip().lower()
     known = {n.lower(): n for n in SOURCE_OPTIONS}
     reader_known = {n.lower(): n for names in READER_OPTIONS.values() for n in names}
     for key in opts:
@@ -179,10 +179,6 @@ def _normalise(raw: dict[str, str]) -> dict[str, str]:
             raise OptionError(f"option '{k}' is given twice with different values ({out[key]!r} and {v!r})")
         out[key] = v
     return out
-
-
-def _lookup(opts: dict, key: str):
-    return opts.get(key)
 
 
 def _unknown_message(key: str, valid: list[str]) -> str:

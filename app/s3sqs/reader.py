@@ -198,6 +198,6 @@ def quarantine(fs, f: FileRef, err: Exception, location: str) -> None:
     try:
         pafs.copy_files(f"{f.bucket}/{f.key}", f"{root}/{day}/{name}.data",
                         source_filesystem=fs, destination_filesystem=qfs)
-    except (OSError, pa.ArrowException):
-        pass  # the file is gone; the record above says so
+    except (OSError, pa.ArrowException) as e:  # typically the file is gone; the record says why
+        log.warning("s3-sqs could not copy %s to quarantine: %s", f.uri, e)
     log.error("s3-sqs quarantined %s: %s", f.uri, err)

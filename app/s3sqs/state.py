@@ -54,6 +54,12 @@ class FileRecord:
     def uri(self) -> str:
         return f"s3://{self.bucket}/{self.key}"
 
+    def fields(self) -> dict:
+        """Everything but the seq, to record the same file again under a new one."""
+        d = asdict(self)
+        del d["seq"]
+        return d
+
     def to_json(self) -> bytes:
         return json.dumps(asdict(self), separators=(",", ":")).encode()
 
