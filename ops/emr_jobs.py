@@ -85,21 +85,12 @@ def artifact_locations(manifest: dict, bucket: str, prefix: str = ARTIFACT_PREFI
     return ArtifactLocations(bucket, keys)
 
 
-def consumer_extras(outputs: StackOutputs, consumer: str) -> dict:
-    """Consumer fields beyond ConsumerOutputs (checkpointUri, outputUri), when the stack publishes them."""
-    raw = outputs.get("Consumers")
-    data = json.loads(raw) if isinstance(raw, str) else raw
-    return data.get(consumer, {}) if isinstance(data, dict) else {}
-
-
 def default_locations(outputs: StackOutputs, consumer: str) -> tuple[str, str]:
     """(checkpoint, output) under the prefixes the consumer's job role may write."""
-    extras = consumer_extras(outputs, consumer)
-    bucket = None
-    if "checkpointUri" not in extras or "outputUri" not in extras:
-        bucket = outputs.get("CheckpointBucketName")
-    checkpoint = extras.get("checkpointUri") or f"s3://{bucket}/{CHECKPOINT_ROOT}{consumer}/"
-    output = extras.get("outputUri") or f"s3://{bucket}/{OUTPUT_ROOT}{consumer}/"
+    c = outputs.consumer(consumer)
+    bucket = None if (c.checkpoint_uri and c.output_uri) else outputs.get("CheckpointBucketName")
+    checkpoint = c.checkpoint_uri or f"s3://{bucket}/{CHECKPOINT_ROOT}{consumer}/"
+    output = c.output_uri or f"s3://{bucket}/{OUTPUT_ROOT}{consumer}/"
     return checkpoint.rstrip("/"), output.rstrip("/")
 
 

@@ -23,6 +23,8 @@ class ConsumerOutputs:
     dlq_arn: str
     job_role_arn: str
     prefix: str
+    checkpoint_uri: str = ""  # where this consumer's job may keep checkpoints ("" if not published)
+    output_uri: str = ""      # where it may write its table
 
 
 @dataclass(frozen=True)
@@ -52,6 +54,7 @@ class StackOutputs:
             return ConsumerOutputs(
                 name=name, queue_url=c["queueUrl"], queue_arn=c["queueArn"], dlq_url=c["dlqUrl"],
                 dlq_arn=c["dlqArn"], job_role_arn=c["jobRoleArn"], prefix=c.get("prefix", ""),
+                checkpoint_uri=c.get("checkpointUri", ""), output_uri=c.get("outputUri", ""),
             )
         except KeyError as e:
             raise OutputsError(f"consumer {name!r} in output 'Consumers' lacks {e.args[0]!r}") from None
