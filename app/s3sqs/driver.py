@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import logging
 import time
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import datetime, timezone
 
@@ -46,6 +47,8 @@ class Driver:
         self.max_planned_end = 0       # the largest end seen in partitions()
         self.available_now_target: int | None = None
         self._last_trim = 0.0
+        self._prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="s3sqs-prefetch")
+        self._prefetch: Future | None = None
 
     # -- lifecycle --
     def open(self) -> None:
@@ -76,17 +79,41 @@ class Driver:
         idx = self.index
         base = start if start is not None else max(idx.committed_seq, self.max_planned_end)
         self.acknowledge(base)
-        if not self.opts.reprocessing:
+        receiving = not self.opts.reprocessing and self.available_now_target is None
+        if receiving:
+            prefetched = self._take_prefetched()
+            self.ingest(prefetched)
             pending = idx.last_seq - base
             want = None if limit.max_files is None else limit.max_files - pending
-            target_reached = self.available_now_target is not None
-            if not target_reached and (want is None or want > 0):
-                self.ingest(self.queue.receive(want, self.opts.queue_fetch_wait_timeout_seconds))
+            if want is None or want > 0:
+                # Top up; after a prefetch, do not wait a whole long poll on a queue that may be empty.
+                self.ingest(self.queue.receive(want, self.opts.queue_fetch_wait_timeout_seconds,
+                                               long_poll_first=not prefetched))
         last = idx.last_seq if self.available_now_target is None else min(idx.last_seq, self.available_now_target)
         sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
         end = max(base, planner.batch_end(base, last, limit.max_files, limit.max_bytes, sizes))
         self.persist()  # durable before Spark logs the offset
+        if receiving:
+            self._start_prefetch(None if limit.max_files is None else limit.max_files - (idx.last_seq - end))
         return end
+
+    def _start_prefetch(self, want: int | None) -> None:
+        """Receive the next batch's messages while Spark runs this one. They are only held in
+        memory (and kept invisible): a crash before they are planned just lets them reappear."""
+        if want is not None and want <= 0:
+            return
+
+        def fetch() -> list[Message]:
+            msgs = self.queue.receive(want, self.opts.queue_fetch_wait_timeout_seconds)
+            self.inflight.hold(msgs)
+            return msgs
+        self._prefetch = self._prefetcher.submit(fetch)
+
+    def _take_prefetched(self) -> list[Message]:
+        if self._prefetch is None:
+            return []
+        future, self._prefetch = self._prefetch, None
+        return future.result()  # an SQS failure there fails this trigger, as a direct receive would
 
     def persist(self) -> None:
         """Snapshot the index to the state location if anything changed since the last snapshot."""
@@ -101,6 +128,7 @@ class Driver:
         """Receive until the queue is empty, so the run drains all that was announced at its start."""
         self.open()
         if not self.opts.reprocessing:
+            self.ingest(self._take_prefetched())
             while True:
                 msgs = self.queue.receive(None, self.opts.queue_fetch_wait_timeout_seconds)
                 if not msgs:
@@ -129,6 +157,7 @@ class Driver:
         """Parse, decide, record new files durably, and settle what can be settled now."""
         if not messages:
             return
+        self.inflight.discard(messages)  # prefetched ones were held; each is settled again below
         idx, o = self.index, self.opts
         now = datetime.now(timezone.utc)
         stats = {"messages": len(messages)}

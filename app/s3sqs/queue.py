@@ -14,6 +14,7 @@ import boto3
 from botocore.config import Config
 
 log = logging.getLogger("s3sqs.queue")
+HOLD = 1 << 62  # a ceiling no commit reaches: held until planned
 
 
 @dataclass
@@ -45,14 +46,14 @@ class QueueClient:
         self.max_concurrency = max_concurrency
         self._pool = ThreadPoolExecutor(max_workers=max_concurrency, thread_name_prefix="s3sqs-sqs")
 
-    def receive(self, want: int | None, timeout_seconds: float) -> list[Message]:
+    def receive(self, want: int | None, timeout_seconds: float, long_poll_first: bool = True) -> list[Message]:
         """Up to `want` messages (None: as many as arrive), in parallel long polls.
 
         Stops when enough arrived, when the time is up, or when a round of polls comes back empty.
         """
         deadline = time.monotonic() + timeout_seconds
         got: dict[str, Message] = {}
-        first = True
+        first = long_poll_first
         while True:
             remaining = deadline - time.monotonic()
             if remaining <= 0 or (want is not None and len(got) >= want):
@@ -142,6 +143,16 @@ class InFlight:
         with self._lock:
             self._by_id[message.message_id] = (ceiling, message)
         self._ensure_heartbeat()
+
+    def hold(self, messages: list[Message]) -> None:
+        """Keep received-but-not-yet-planned messages invisible too."""
+        for m in messages:
+            self.add(m, HOLD)
+
+    def discard(self, messages: list[Message]) -> None:
+        with self._lock:
+            for m in messages:
+                self._by_id.pop(m.message_id, None)
 
     def release(self, committed: int) -> list[Message]:
         """Remove and return the messages whose files are all committed."""

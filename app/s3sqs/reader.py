@@ -9,6 +9,7 @@ import hashlib
 import json
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
@@ -25,6 +26,7 @@ log = logging.getLogger("s3sqs.reader")
 META_PATH, META_SIZE, META_EVENT_TIME = "_file_path", "_file_size", "_file_event_time"
 META_COLUMNS = (META_PATH, META_SIZE, META_EVENT_TIME)
 TARGET_BATCH_ROWS = 1 << 17
+READ_THREADS = 8
 
 
 class FileReadError(RuntimeError):
@@ -63,24 +65,34 @@ def s3_filesystem(endpoint_url: str | None, region: str | None) -> pafs.S3FileSy
 
 
 def read_partition(files: list[FileRef], spec: ReadSpec, schema: pa.Schema):
-    """Yield RecordBatches of `schema` for every file, few and large."""
+    """Yield RecordBatches of `schema` for every file, few and large.
+
+    Small files are latency-bound (one GET each), so a task reads several at once; pyarrow releases
+    the GIL while it fetches and parses.
+    """
     fs = s3_filesystem(spec.endpoint_url, spec.region)
+
+    def load(f: FileRef):
+        try:
+            return f, conform(_read_file(fs, f, spec, schema), schema, f, spec), None
+        except Exception as e:  # every failure names the file; nothing is dropped silently
+            return f, None, e
+
     tables = []
     rows = 0
-    for f in files:
-        try:
-            table = conform(_read_file(fs, f, spec, schema), schema, f, spec)
-        except Exception as e:  # every failure names the file; nothing is dropped silently
-            err = FileReadError(f"s3-sqs could not read {f.uri}: {type(e).__name__}: {e}")
-            if spec.quarantine_location is None:
-                raise err from e
-            quarantine(fs, f, err, spec.quarantine_location)
-            continue
-        tables.append(table)
-        rows += table.num_rows
-        if rows >= TARGET_BATCH_ROWS:
-            yield from _batches(tables, schema)
-            tables, rows = [], 0
+    with ThreadPoolExecutor(max_workers=min(READ_THREADS, max(1, len(files)))) as pool:
+        for f, table, error in pool.map(load, files):
+            if error is not None:
+                err = FileReadError(f"s3-sqs could not read {f.uri}: {type(error).__name__}: {error}")
+                if spec.quarantine_location is None:
+                    raise err from error
+                quarantine(fs, f, err, spec.quarantine_location)
+                continue
+            tables.append(table)
+            rows += table.num_rows
+            if rows >= TARGET_BATCH_ROWS:
+                yield from _batches(tables, schema)
+                tables, rows = [], 0
     if tables:
         yield from _batches(tables, schema)
 

@@ -38,7 +38,7 @@ from infra.local_stand_in import deploy_to_moto, synth_template, write_outputs_f
 from ops import emr_jobs, packaging
 from ops.stack_outputs import load_outputs
 from tests.packaging.conftest import REGION
-from tests.support.moto import FAKE_ENV
+from ops.local_aws import FAKE_ENV
 
 CONSUMER = "ingest"
 ROWS_PER_FILE = 50

@@ -3,7 +3,7 @@ every input row in the sink exactly once."""
 import pytest
 
 from tests.support.aws import bucket_to_queue
-from tests.support.sink import committed_rows
+from ops.sink import committed_rows
 from tests.support.spark import Job, wait_for
 
 FILES, ROWS = 60, 20

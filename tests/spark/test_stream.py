@@ -11,7 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from tests.support.aws import bucket_to_queue
-from tests.support.sink import committed_rows
+from ops.sink import committed_rows
 from tests.support.spark import pyspark_version
 
 pytestmark = pytest.mark.spark

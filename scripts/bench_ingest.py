@@ -1,0 +1,152 @@
+#!/usr/bin/env python3
+"""Benchmark: the job's ingest rate against the ceiling of the same moto server, in the same run.
+
+Locally, moto's SQS and S3 speed bounds everything, so an absolute files/s figure says little. This
+script uploads the same files to two fresh bucket -> queue pairs, then:
+- ceiling: a bare boto3 consumer, as parallel as the source (receive 10 at a time, GET every object,
+  parse it with pyarrow, delete the messages), with no Spark and no state;
+- connector: app/job.py --until-drained, timed from its first planned batch to its last commit.
+It prints both rates and their ratio (1.0 = the connector is as fast as moto allows).
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(ROOT / "app")]
+
+import boto3  # noqa: E402
+import pyarrow.json as pajson  # noqa: E402
+
+from ops.local_aws import FAKE_ENV, start_moto_server  # noqa: E402
+from ops.sink import committed_rows  # noqa: E402
+
+REGION = "us-east-1"
+
+
+def wire(endpoint: str, name: str):
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=REGION)
+    sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=REGION)
+    s3.create_bucket(Bucket=name)
+    q = sqs.create_queue(QueueName=name)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=q, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    s3.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration={
+        "QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
+    sqs.purge_queue(QueueUrl=q)  # drop the test event so both runs see the same messages
+    return s3, sqs, q
+
+
+def upload(s3, bucket: str, files: int, rows: int) -> None:
+    def put(i):
+        body = "".join(json.dumps({"id": i * rows + r, "v": f"value {r}"}) + "\n" for r in range(rows))
+        s3.put_object(Bucket=bucket, Key=f"bench/part-{i:05d}.json", Body=body.encode())
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(put, range(files)))
+
+
+def ceiling(s3, sqs, queue_url: str, files: int, concurrency: int) -> tuple[float, int]:
+    """Receive, read and delete everything with plain boto3; returns (seconds, rows)."""
+    t0 = time.perf_counter()
+    done, rows = 0, 0
+
+    def receive(_):
+        return sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
+                                   VisibilityTimeout=60).get("Messages", [])
+
+    def read(msg):
+        rec = json.loads(msg["Body"])["Records"][0]["s3"]
+        from urllib.parse import unquote_plus
+        body = s3.get_object(Bucket=rec["bucket"]["name"], Key=unquote_plus(rec["object"]["key"]))["Body"].read()
+        return pajson.read_json(io.BytesIO(body)).num_rows
+
+    with ThreadPoolExecutor(concurrency) as pool:
+        while done < files:
+            msgs = [m for batch in pool.map(receive, range(min(concurrency, -(-(files - done) // 10))))
+                    for m in batch]
+            msgs = list({m["MessageId"]: m for m in msgs}.values())
+            rows += sum(pool.map(read, msgs))
+            chunks = [msgs[i:i + 10] for i in range(0, len(msgs), 10)]
+            list(pool.map(lambda c: sqs.delete_message_batch(QueueUrl=queue_url, Entries=[
+                {"Id": str(j), "ReceiptHandle": m["ReceiptHandle"]} for j, m in enumerate(c)]), chunks))
+            done += len(msgs)
+    return time.perf_counter() - t0, rows
+
+
+def connector(endpoint: str, queue_url: str, work: Path, max_files: int) -> tuple[float, float, int]:
+    """Run the job until drained; returns (batch window seconds, wall seconds, rows)."""
+    import pyspark
+    home = Path(pyspark.__file__).parent
+    env = {**os.environ, **FAKE_ENV, "SPARK_HOME": str(home), "PYSPARK_PYTHON": sys.executable,
+           "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    cmd = [str(home / "bin" / "spark-submit"), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
+           "--conf", "spark.sql.shuffle.partitions=2", str(ROOT / "app" / "job.py"), "--queue-url", queue_url,
+           "--format", "json", "--schema", "id LONG, v STRING", "--checkpoint", str(work / "ck"),
+           "--output", str(work / "out"), "--endpoint-url", endpoint, "--region", REGION, "--until-drained",
+           "--idle-checks", "2", "--trigger-interval", "0 seconds",
+           "--option", f"maxFilesPerTrigger={max_files}", "--option", "sqs.longPollingWaitTimeSeconds=1"]
+    t0 = time.perf_counter()
+    with open(work / "job.log", "wb") as log:
+        rc = subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT).returncode
+    wall = time.perf_counter() - t0
+    if rc != 0:
+        raise SystemExit(f"job failed ({rc}); see {work / 'job.log'}")
+    last = max(p.stat().st_mtime for p in (work / "ck" / "commits").iterdir() if p.name.isdigit())
+    return last - source_opened_at(work / "job.log"), wall, len(committed_rows(work / "out", ["id"]))
+
+
+def source_opened_at(log: Path) -> float:
+    """When the source opened its state, just before its first receive (from the job log)."""
+    for line in log.read_text(errors="replace").splitlines():
+        if "s3-sqs source on" in line:
+            stamp = line[:23]  # "2026-11-21 22:30:01,123", the job's local time
+            return time.mktime(time.strptime(stamp[:19], "%Y-%m-%d %H:%M:%S")) + int(stamp[20:23]) / 1000
+    raise SystemExit(f"no 's3-sqs source on' line in {log}")
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--files", type=int, default=300, help="files to ingest (default 300)")
+    p.add_argument("--rows", type=int, default=100, help="rows per file (default 100)")
+    p.add_argument("--max-files-per-trigger", type=int, default=100)
+    p.add_argument("--concurrency", type=int, default=8, help="threads for the boto3 ceiling (default 8)")
+    p.add_argument("--keep", help="keep the job's checkpoint, table and log in this folder")
+    args = p.parse_args(argv)
+    os.environ.update(FAKE_ENV)
+    server = start_moto_server()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(args.keep) if args.keep else Path(tmp)
+            work.mkdir(parents=True, exist_ok=True)
+            print(f"moto at {server.endpoint_url}; {args.files} JSON files x {args.rows} rows", flush=True)
+            s3a, sqs_a, qa = wire(server.endpoint_url, "bench-ceiling")
+            s3b, _, qb = wire(server.endpoint_url, "bench-connector")
+            upload(s3a, "bench-ceiling", args.files, args.rows)
+            upload(s3b, "bench-connector", args.files, args.rows)
+            print("measuring the boto3 ceiling ...", flush=True)
+            c_secs, c_rows = ceiling(s3a, sqs_a, qa, args.files, args.concurrency)
+            print("running the connector job ...", flush=True)
+            window, wall, rows = connector(server.endpoint_url, qb, work, args.max_files_per_trigger)
+            if rows != args.files * args.rows or c_rows != rows:
+                raise SystemExit(f"row counts differ: ceiling {c_rows}, connector {rows}, "
+                                 f"expected {args.files * args.rows}")
+            print(f"\n{'':12s} {'seconds':>8s} {'files/s':>8s} {'rows/s':>9s}")
+            print(f"{'ceiling':12s} {c_secs:8.1f} {args.files / c_secs:8.1f} {rows / c_secs:9.0f}")
+            print(f"{'connector':12s} {window:8.1f} {args.files / window:8.1f} {rows / window:9.0f}   "
+                  f"(job wall time incl. Spark start-up: {wall:.1f} s)")
+            print(f"ratio connector/ceiling throughput: {c_secs / window:.2f}")
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
