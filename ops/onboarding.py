@@ -16,6 +16,8 @@ from dataclasses import dataclass, field
 from typing import Callable, Protocol
 from urllib.parse import urlparse
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from ops import policy_merge as pm
 from ops.stack_outputs import OutputsError, load_outputs
 
@@ -614,12 +616,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("onboard-account: interrupted; each policy is either fully written or untouched", file=sys.stderr)
         return 130
-    except Exception as e:  # botocore errors that reach here: show the message, not a traceback
-        from botocore.exceptions import BotoCoreError, ClientError
-        if isinstance(e, (BotoCoreError, ClientError)):
-            print(f"onboard-account: AWS error: {e}", file=sys.stderr)
-            return 1
-        raise
+    except (BotoCoreError, ClientError) as e:  # show AWS's message, not a traceback
+        print(f"onboard-account: AWS error: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ from datetime import datetime, timezone
 from typing import Callable, Iterator
 from urllib.parse import urlparse
 
+from botocore.exceptions import BotoCoreError, ClientError
+
 from ops import dlq
 from ops.stack_outputs import OutputsError, load_outputs
 
@@ -663,12 +665,9 @@ def main(argv: list[str] | None = None) -> int:
         print("redrive-dlq: interrupted; no message was lost. Messages already sent but not yet deleted may be "
               "sent again by the next run (harmless). Re-run to continue.", file=sys.stderr)
         return 130
-    except Exception as e:
-        from botocore.exceptions import BotoCoreError, ClientError
-        if isinstance(e, (BotoCoreError, ClientError)):
-            print(f"redrive-dlq: AWS error: {e}", file=sys.stderr)
-            return 1
-        raise
+    except (BotoCoreError, ClientError) as e:  # show AWS's message, not a traceback
+        print(f"redrive-dlq: AWS error: {e}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

@@ -26,7 +26,7 @@ SOURCE_OPTIONS = (
     "sqs.longPollingWaitTimeSeconds", "sqs.maxConcurrency", "sqs.maxRetries", "sqs.visibilityTimeoutSeconds",
     "sqs.keepMessageForConsumerError", "reprocessStartBatchId", "reprocessEndBatchId", "reprocessDryRun",
     "stateLocation", "endpointUrl", "allowOverwrites", "maxPartitionBytes", "quarantineLocation",
-    "queueType", "path",
+    "queueType",
 )
 
 _DURATION_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
@@ -76,6 +76,9 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
     fmt_guess = str(opts.get("fileformat") or "").strip().lower()
     known = {n.lower(): n for n in SOURCE_OPTIONS}
     reader_known = {n.lower(): n for names in READER_OPTIONS.values() for n in names}
+    if "path" in opts:
+        raise OptionError("the s3-sqs source takes no path: the files come from the queue. Call .load() "
+                          "without an argument, and use pathGlobFilter or basePath to narrow what is read")
     for key in opts:
         if key not in known and key not in reader_known:
             raise OptionError(_unknown_message(key, list(SOURCE_OPTIONS) + list(reader_known.values())))

@@ -42,6 +42,7 @@ def test_typo_names_the_option_and_suggests_the_right_one():
     ({"sqs.keepMessageForConsumerError": "maybe"}, "true or false"),
     ({"delimiter": ";;"}, "single character"),
     ({"basePath": "/local"}, "s3://"),
+    ({"path": "s3://bucket/data"}, "takes no path"),
 ])
 def test_invalid_values_name_the_option(extra, message):
     with pytest.raises(OptionError, match=message):
