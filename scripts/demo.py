@@ -179,8 +179,9 @@ def summarise(fmt: str, up: Upload, work: Path, wall: float) -> bool:
     rows = committed_rows(work / fmt / "table", COLUMNS)
     got = {(i, c, a, co, d) for i, c, a, co, d in rows}
     window = batch_window(ck)
+    batches = len([p for p in (ck / "commits").iterdir() if p.name.isdigit()])
     ok = len(rows) == len(up.rows) and got == up.rows
-    print(f"  {fmt:8s} files {stats.get('last_seq', 0):5d}  rows {len(rows):7d}  batches {stats.get('batches', 0):3d}  "
+    print(f"  {fmt:8s} files {stats.get('last_seq', 0):5d}  rows {len(rows):7d}  batches {batches:3d}  "
           f"duplicates ignored {stats.get('duplicate', 0):3d}  "
           f"{stats.get('last_seq', 0) / window:7.1f} files/s  {len(rows) / window:9.0f} rows/s  "
           f"(batches {window:.1f} s, job {wall:.1f} s)  {'OK' if ok else 'MISMATCH'}")

@@ -92,6 +92,7 @@ class Driver:
         last = idx.last_seq if self.available_now_target is None else min(idx.last_seq, self.available_now_target)
         sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
         end = max(base, planner.batch_end(base, last, limit.max_files, limit.max_bytes, sizes))
+        self.index.record_batch(base, end)
         self.persist()  # durable before Spark logs the offset
         if receiving:
             self._start_prefetch(None if limit.max_files is None else limit.max_files - (idx.last_seq - end))

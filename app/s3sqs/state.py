@@ -4,7 +4,7 @@ Key layout (raw bytes; big-endian integers keep numeric order):
   d<dedup key>            -> seq             has this file been seen? (bucket+key, +etag with overwrites)
   s<seq>                  -> FileRecord JSON the files of offsets (a, b], for planning and replay
   t<event ms><seq>        -> dedup key       age index, so trimming costs what it removes
-  b<end seq>              -> start seq       planned batches, for reprocessing by batch id
+  b<start seq>            -> end seq         planned batches, for reprocessing by batch id
   m<name>                 -> value           counters: last seq, committed seq, stats
 
 Snapshots follow Spark's RocksDB state store: SST files are immutable, so each is uploaded once
@@ -119,7 +119,7 @@ class FileIndex:
         for k, v in self.db.items(from_key=b"b"):
             if not k.startswith(b"b"):
                 break
-            out.append((_U64.unpack(v)[0], _U64.unpack(k[1:])[0]))
+            out.append((_U64.unpack(k[1:])[0], _U64.unpack(v)[0]))
         return out
 
     def meta(self, name: str) -> bytes | None:
@@ -151,8 +151,9 @@ class FileIndex:
         return seqs
 
     def record_batch(self, start: int, end: int) -> None:
-        if end > start and self.db.get(b"b" + u64(end)) is None:
-            self.db.put(b"b" + u64(end), u64(start))
+        """Remember the batch that starts at `start`; a later plan for the same start replaces it."""
+        if end > start and self.db.get(b"b" + u64(start)) != u64(end):
+            self.db.put(b"b" + u64(start), u64(end))
             self.dirty = True
 
     def set_committed(self, seq: int) -> None:
