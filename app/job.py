@@ -76,10 +76,11 @@ def run(args: argparse.Namespace) -> int:
     from s3sqs.queue import QueueClient, sqs_client
     from s3sqs.source import register
 
-    opts = parse_options(source_options(args))  # bad options fail here, before Spark starts
+    raw_options = source_options(args)
+    opts = parse_options(raw_options)  # bad options fail here, before Spark starts
     spark = SparkSession.builder.appName(args.name).getOrCreate()
     register(spark)
-    df = spark.readStream.format("s3-sqs").schema(args.schema).options(**source_options(args)).load()
+    df = spark.readStream.format("s3-sqs").schema(args.schema).options(**raw_options).load()
     missing = [c for c in args.partition_by if c not in df.columns]
     if missing:
         raise SystemExit(f"--partition-by columns {missing} are not in --schema")

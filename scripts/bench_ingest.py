@@ -28,6 +28,7 @@ import boto3  # noqa: E402
 import pyarrow.json as pajson  # noqa: E402
 
 from ops.local_aws import FAKE_ENV, start_moto_server  # noqa: E402
+from ops.local_spark import job_command, job_env  # noqa: E402
 from ops.sink import committed_rows  # noqa: E402
 
 REGION = "us-east-1"
@@ -83,19 +84,14 @@ def ceiling(s3, sqs, queue_url: str, files: int, concurrency: int) -> tuple[floa
 
 def connector(endpoint: str, queue_url: str, work: Path, max_files: int) -> tuple[float, float, int]:
     """Run the job until drained; returns (batch window seconds, wall seconds, rows)."""
-    import pyspark
-    home = Path(pyspark.__file__).parent
-    env = {**os.environ, **FAKE_ENV, "SPARK_HOME": str(home), "PYSPARK_PYTHON": sys.executable,
-           "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
-    cmd = [str(home / "bin" / "spark-submit"), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
-           "--conf", "spark.sql.shuffle.partitions=2", str(ROOT / "app" / "job.py"), "--queue-url", queue_url,
-           "--format", "json", "--schema", "id LONG, v STRING", "--checkpoint", str(work / "ck"),
-           "--output", str(work / "out"), "--endpoint-url", endpoint, "--region", REGION, "--until-drained",
-           "--idle-checks", "2", "--trigger-interval", "0 seconds",
-           "--option", f"maxFilesPerTrigger={max_files}", "--option", "sqs.longPollingWaitTimeSeconds=1"]
+    cmd = job_command(
+        "--queue-url", queue_url, "--format", "json", "--schema", "id LONG, v STRING",
+        "--checkpoint", str(work / "ck"), "--output", str(work / "out"), "--endpoint-url", endpoint,
+        "--region", REGION, "--until-drained", "--idle-checks", "2", "--trigger-interval", "0 seconds",
+        "--option", f"maxFilesPerTrigger={max_files}", "--option", "sqs.longPollingWaitTimeSeconds=1")
     t0 = time.perf_counter()
     with open(work / "job.log", "wb") as log:
-        rc = subprocess.run(cmd, env=env, stdout=log, stderr=subprocess.STDOUT, cwd=ROOT).returncode
+        rc = subprocess.run(cmd, env=job_env(), stdout=log, stderr=subprocess.STDOUT, cwd=ROOT).returncode
     wall = time.perf_counter() - t0
     if rc != 0:
         raise SystemExit(f"job failed ({rc}); see {work / 'job.log'}")

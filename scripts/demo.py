@@ -32,6 +32,7 @@ import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
 
 from ops.local_aws import FAKE_ENV, start_moto_server  # noqa: E402
+from ops.local_spark import job_command, job_env  # noqa: E402
 from ops.sink import committed_rows  # noqa: E402
 from ops.stack_outputs import StackOutputs  # noqa: E402
 
@@ -130,26 +131,20 @@ def upload_samples(s3, bucket: str, files_per_format: int, rows_per_file: int) -
 def run_job(fmt: str, queue_url: str, endpoint: str, work: Path, children: list) -> float:
     """Run the job until drained, echoing its progress lines; returns wall seconds."""
     ck, out = work / fmt / "checkpoint", work / fmt / "table"
-    env = {**os.environ, **FAKE_ENV, "PYSPARK_PYTHON": sys.executable, "PYSPARK_DRIVER_PYTHON": sys.executable,
-           "SPARK_LOCAL_IP": "127.0.0.1"}
-    import pyspark
-    spark_submit = Path(pyspark.__file__).parent / "bin" / "spark-submit"
-    env["SPARK_HOME"] = str(spark_submit.parent.parent)
     options = ["header=true", "partitionColumns=country,day"] if fmt == "csv" else \
         ["partitionColumns=day"] if fmt == "json" else ["partitionColumns=country,day"]
-    cmd = [str(spark_submit), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
-           "--conf", "spark.sql.shuffle.partitions=2", str(ROOT / "app" / "job.py"),
-           "--queue-url", queue_url, "--format", fmt, "--schema", SCHEMA, "--checkpoint", str(ck),
-           "--output", str(out), "--endpoint-url", endpoint, "--region", REGION, "--until-drained",
-           "--idle-checks", "2", "--trigger-interval", "1 second", "--name", f"demo-{fmt}",
-           "--option", "maxFilesPerTrigger=100", "--option", "sqs.longPollingWaitTimeSeconds=2"]
+    cmd = job_command(
+        "--queue-url", queue_url, "--format", fmt, "--schema", SCHEMA, "--checkpoint", str(ck),
+        "--output", str(out), "--endpoint-url", endpoint, "--region", REGION, "--until-drained",
+        "--idle-checks", "2", "--trigger-interval", "1 second", "--name", f"demo-{fmt}",
+        "--option", "maxFilesPerTrigger=100", "--option", "sqs.longPollingWaitTimeSeconds=2")
     for o in options:
         cmd += ["--option", o]
     log_path = work / f"job-{fmt}.log"
     say(f"running the {fmt} job (log: {log_path.relative_to(ROOT) if log_path.is_relative_to(ROOT) else log_path})")
     t0 = time.monotonic()
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, env=job_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 start_new_session=True, cwd=ROOT)
         children.append(proc)
         for raw in proc.stdout:

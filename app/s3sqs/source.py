@@ -6,7 +6,6 @@ Spark 4.2+ passes `start` and a ReadLimit to latestOffset and supports Trigger.A
 from __future__ import annotations
 
 import logging
-from dataclasses import asdict
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType

@@ -83,9 +83,8 @@ def u64(n: int) -> bytes:
 class FileIndex:
     """Open RocksDB plus the counters cached from it. One writer: the Spark runner process."""
 
-    def __init__(self, db: Rdict, path: Path):
+    def __init__(self, db: Rdict):
         self.db = db
-        self.path = path
         self.last_seq = self._meta_int(b"last_seq")
         self.committed_seq = self._meta_int(b"committed")
         self.stats: dict[str, int] = json.loads(self.db.get(b"mstats") or b"{}")
@@ -316,7 +315,7 @@ def open_index(snapshots: Snapshots) -> tuple[FileIndex, Path]:
     version = snapshots.restore(db_dir)
     db = Rdict(str(db_dir), db_options())
     log.info("s3-sqs state: restored version %d into %s", version, db_dir)
-    return FileIndex(db, db_dir), work
+    return FileIndex(db), work
 
 
 def read_stats(snapshots: Snapshots) -> dict:
@@ -328,7 +327,7 @@ def read_stats(snapshots: Snapshots) -> dict:
             return {"version": 0}
         db = Rdict(str(work / "db"), db_options())
         try:
-            idx = FileIndex(db, work / "db")
+            idx = FileIndex(db)
             return {"version": version, "last_seq": idx.last_seq, "committed_seq": idx.committed_seq,
                     "batches": len(idx.batches()), **idx.stats}
         finally:

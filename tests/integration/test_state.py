@@ -1,7 +1,6 @@
 """The RocksDB file index and its incremental snapshots, on real RocksDB and a local store."""
-from pathlib import Path
 
-from s3sqs.state import FileIndex, Snapshots, open_index
+from s3sqs.state import Snapshots, open_index
 from s3sqs.storage import LocalStore
 
 

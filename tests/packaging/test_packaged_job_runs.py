@@ -21,7 +21,6 @@ the two archives.
 from __future__ import annotations
 
 import importlib.metadata
-import importlib.util
 import os
 import signal
 import subprocess
@@ -39,15 +38,11 @@ from ops import emr_jobs, packaging
 from ops.stack_outputs import load_outputs
 from tests.packaging.conftest import REGION
 from ops.local_aws import FAKE_ENV
+from ops.local_spark import spark_home  # this environment's PySpark (4.3 or 4.0.2)
 
 CONSUMER = "ingest"
 ROWS_PER_FILE = 50
 FILES = 3
-
-
-def spark_home() -> Path:
-    # Located, not imported: the running test environment's PySpark distribution (4.3 or 4.0.2).
-    return Path(importlib.util.find_spec("pyspark").origin).parent
 
 
 def bare_env(extra: dict[str, str]) -> dict[str, str]:

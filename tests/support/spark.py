@@ -1,36 +1,19 @@
 """Running the job with the current environment's own spark-submit, as a child process group."""
 from __future__ import annotations
 
-import importlib.util
 import os
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def spark_home() -> Path:
-    return Path(importlib.util.find_spec("pyspark").origin).parent
+from ops.local_spark import ROOT, job_command, job_env
 
 
 def pyspark_version() -> tuple[int, int]:
     import pyspark
     major, minor = pyspark.__version__.split(".")[:2]
     return int(major), int(minor)
-
-
-def job_command(*args: str) -> list[str]:
-    return [str(spark_home() / "bin" / "spark-submit"), "--master", "local[2]",
-            "--conf", "spark.ui.enabled=false", "--conf", "spark.sql.shuffle.partitions=2",
-            str(ROOT / "app" / "job.py"), *args]
-
-
-def job_env() -> dict[str, str]:
-    return {**os.environ, "SPARK_HOME": str(spark_home()), "PYSPARK_PYTHON": sys.executable,
-            "PYSPARK_DRIVER_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
 
 
 class Job:
