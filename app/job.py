@@ -63,23 +63,18 @@ def source_options(args: argparse.Namespace) -> dict[str, str]:
     return opts
 
 
-def queue_is_drained(depth: dict[str, int]) -> bool:
-    """Messages are deleted only after their batch commits, so an empty queue (visible, in flight
-    and delayed) means everything announced so far is in the sink."""
-    return sum(depth.values()) == 0
-
-
 def run(args: argparse.Namespace) -> int:
     from pyspark.sql import SparkSession
 
+    from s3sqs import completion
     from s3sqs.options import parse_options
-    from s3sqs.queue import QueueClient, sqs_client
     from s3sqs.source import register
 
     raw_options = source_options(args)
     opts = parse_options(raw_options)  # bad options fail here, before Spark starts
     spark = SparkSession.builder.appName(args.name).getOrCreate()
     register(spark)
+    raw_options.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
     df = spark.readStream.format("s3-sqs").schema(args.schema).options(**raw_options).load()
     missing = [c for c in args.partition_by if c not in df.columns]
     if missing:
@@ -95,8 +90,7 @@ def run(args: argparse.Namespace) -> int:
         query.awaitTermination()
         return 0
 
-    queue = QueueClient(sqs_client(opts.queue_region, opts.endpoint_url, opts.max_retries, 1),
-                        opts.queue_url, opts.visibility_timeout_seconds, 0, 1)
+    check = completion.CompletionCheck(opts, args.checkpoint)
     idle, shown = 0, None
     try:
         while query.isActive:
@@ -106,9 +100,9 @@ def run(args: argparse.Namespace) -> int:
                 shown = progress["batchId"]
                 print(f"[job] batch {progress['batchId']}: {progress['numInputRows']} rows "
                       f"({progress.get('processedRowsPerSecond', 0):.0f} rows/s)", flush=True)
-            idle = idle + 1 if queue_is_drained(queue.depth()) else 0
+            idle = idle + 1 if check().drained else 0
             if idle >= args.idle_checks:
-                print("[job] queue drained and all batches committed; stopping", flush=True)
+                print("[job] queue drained and every planned batch committed; stopping", flush=True)
                 break
         if query.exception():
             raise query.exception()

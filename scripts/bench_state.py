@@ -19,13 +19,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(ROOT / "app")]
 
-from s3sqs.state import Snapshots, local_work_dir, open_index  # noqa: E402
+from s3sqs.files import S3File  # noqa: E402
+from s3sqs.snapshots import Snapshots, local_work_dir, open_index  # noqa: E402
 from s3sqs.storage import LocalStore, S3Store  # noqa: E402
 
 
-def fields(i: int) -> dict:
-    return {"bucket": "landing-bucket", "key": f"events/day=2026-11-{i % 28 + 1:02d}/part-{i:09d}.json.gz",
-            "size": 1000 + i % 5000, "etag": f"{i:032x}", "version_id": None, "event_ms": 1_790_000_000_000 + i}
+def fields(i: int) -> S3File:
+    return S3File("landing-bucket", f"events/day=2026-11-{i % 28 + 1:02d}/part-{i:09d}.json.gz",
+                  size=1000 + i % 5000, etag=f"{i:032x}", event_ms=1_790_000_000_000 + i,
+                  event_name="ObjectCreated:Put")
 
 
 def full_copy_cost(db, store, name: str) -> tuple[float, int]:

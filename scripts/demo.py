@@ -167,10 +167,11 @@ def batch_window(ck: Path) -> float:
 
 
 def summarise(fmt: str, up: Upload, work: Path, wall: float) -> bool:
-    from s3sqs.state import Snapshots, read_stats
+    from s3sqs.snapshots import Snapshots, read_status
     from s3sqs.storage import LocalStore
     ck = work / fmt / "checkpoint"
-    stats = read_stats(Snapshots(LocalStore(str(ck / "source-state"))))
+    status = read_status(Snapshots(LocalStore(str(ck / "source-state"))))
+    stats = {**status["stats"], "last_seq": status["last_seq"]}
     rows = committed_rows(work / fmt / "table", COLUMNS)
     got = {(i, c, a, co, d) for i, c, a, co, d in rows}
     window = batch_window(ck)

@@ -1,39 +1,39 @@
-"""Driver-side work of each micro-batch: receive, decide, record durably, acknowledge after commit.
+"""Driver-side I/O of the source: the intake in the background, and the offset calls Spark makes.
 
-The protocol (see DESIGN.md): every new file gets the next sequence number and is written to the
-RocksDB index, and the index is snapshotted to the state location, before an offset that covers it
-is returned. A message is deleted only when the offset covering all its files is committed.
+The intake receives a round of messages, parses them, records every new file under the next sequence
+number in the RocksDB index, snapshots the index to the state location, and only then deletes the
+messages: once a file is durable in the index it no longer needs its message, so a failing batch never
+pushes good files' messages towards the dead-letter queue. `latest_offset` plans the next batch from
+the index, makes the plan durable, and returns its end. Every decision is the planner's; this module
+only moves data between the queue, the index and Spark.
 """
 from __future__ import annotations
 
 import logging
+import threading
 import time
-from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from collections import Counter
 from datetime import datetime, timezone
 
 import boto3
 from botocore.config import Config
 
 from . import planner
-from .events import MessageParseError, parse_body
+from .events import MessageParseError, ParsedBody, parse_body
+from .files import S3File
+from .index import FileIndex, StateError, u64
 from .options import SourceOptions
-from .queue import InFlight, Message, QueueClient, sqs_client
-from .state import FileIndex, FileRecord, Snapshots, StateError, open_index, u64
+from .queue import Message, QueueClient, now_ms, sent_after, sqs_client
+from .snapshots import Snapshots, open_index
 from .storage import open_store
 
 log = logging.getLogger("s3sqs")
 TRIM_INTERVAL_SECONDS = 300
+FIRST_ROUND_WAIT_SECONDS = 1  # the first receive is short, so the first batch comes quickly
 
 
 class ReprocessDryRunComplete(RuntimeError):
     """Raised to stop the query after a reprocess dry run has listed its files."""
-
-
-@dataclass
-class Limit:
-    max_files: int | None
-    max_bytes: int | None
 
 
 class Driver:
@@ -42,182 +42,204 @@ class Driver:
         self.index: FileIndex | None = None
         self.snapshots: Snapshots | None = None
         self.queue: QueueClient | None = None
-        self.inflight: InFlight | None = None
         self.work_dir = None
-        self.max_planned_end = 0       # the largest end seen in partitions()
+        self.max_planned_end = 0          # the largest end seen in partitions() (Spark 4.0 counts from it)
         self.available_now_target: int | None = None
+        self._lock = threading.RLock()    # the index and its snapshots: intake and Spark's calls take turns
+        self._seen_batches: dict[int, int] = {}   # batches Spark read, to record at the next plan
+        self._since_batch: Counter = Counter()    # what the intake did since the last planned batch
         self._last_trim = 0.0
-        self._prefetcher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="s3sqs-prefetch")
-        self._prefetch: Future | None = None
+        self._reprocess_checked = False
+        self._intake: threading.Thread | None = None
+        self._intake_error: BaseException | None = None
+        self._intake_rounds = 0
+        self._room = threading.Event()    # set when planning made room for the intake
+        self._stopping = threading.Event()
 
     # -- lifecycle --
     def open(self) -> None:
-        if self.index is not None:
-            return
-        o = self.opts
-        store = open_store(o.state_location, lambda: boto3.session.Session().client(
-            "s3", region_name=o.queue_region, endpoint_url=o.endpoint_url,
-            config=Config(retries={"max_attempts": o.max_retries + 1, "mode": "standard"})))
-        self.snapshots = Snapshots(store)
-        self.index, self.work_dir = open_index(self.snapshots)
-        self.queue = QueueClient(sqs_client(o.queue_region, o.endpoint_url, o.max_retries, o.max_concurrency),
-                                 o.queue_url, o.visibility_timeout_seconds, o.long_poll_wait_seconds,
-                                 o.max_concurrency)
-        self.inflight = InFlight(self.queue)
-        log.info("s3-sqs source on %s: %d files tracked, committed up to %d",
-                 o.queue_url, self.index.last_seq, self.index.committed_seq)
-        if o.reprocessing:
-            self._reprocess()
+        with self._lock:
+            if self.index is not None:
+                return
+            o = self.opts
+            store = open_store(o.state_location, lambda: boto3.session.Session().client(
+                "s3", region_name=o.queue_region, endpoint_url=o.endpoint_url,
+                config=Config(retries={"max_attempts": o.max_retries + 1, "mode": "standard"})))
+            self.snapshots = Snapshots(store)
+            self.index, self.work_dir = open_index(self.snapshots)
+            self.queue = QueueClient(sqs_client(o.queue_region, o.endpoint_url, o.max_retries, o.max_concurrency),
+                                     o.queue_url, o.visibility_timeout_seconds, o.max_concurrency)
+            log.info("s3-sqs source on %s: %d files tracked, committed up to %d",
+                     o.queue_url, self.index.last_seq, self.index.committed_seq)
+
+    def close(self) -> None:
+        """Stop the intake and close the index. Spark never calls this (it ends the process); tests and
+        tools do. Messages received but not yet recorded come back after their visibility timeout."""
+        self._stopping.set()
+        self._room.set()
+        if self._intake is not None:
+            self._intake.join(self.opts.long_poll_wait_seconds + 30)
+        with self._lock:
+            if self.index is not None:
+                self.index.db.close()
+
+    @property
+    def receiving(self) -> bool:
+        return not self.opts.reprocessing and self.available_now_target is None
 
     # -- offsets --
     def initial_offset(self) -> int:
         self.open()
+        self._check_reprocess()
         return self.index.committed_seq
 
-    def latest_offset(self, start: int | None, limit: Limit) -> int:
+    def latest_offset(self, start: int | None, limit: planner.Limit) -> int:
         self.open()
-        idx = self.index
-        base = start if start is not None else max(idx.committed_seq, self.max_planned_end)
-        self.acknowledge(base)
-        receiving = not self.opts.reprocessing and self.available_now_target is None
-        if receiving:
-            prefetched = self._take_prefetched()
-            self.ingest(prefetched)
-            pending = idx.last_seq - base
-            want = None if limit.max_files is None else limit.max_files - pending
-            if want is None or want > 0:
-                # Top up; after a prefetch, do not wait a whole long poll on a queue that may be empty.
-                self.ingest(self.queue.receive(want, self.opts.queue_fetch_wait_timeout_seconds,
-                                               long_poll_first=not prefetched))
-        last = idx.last_seq if self.available_now_target is None else min(idx.last_seq, self.available_now_target)
-        sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
-        end = max(base, planner.batch_end(base, last, limit.max_files, limit.max_bytes, sizes))
-        self.index.record_batch(base, end)
-        self.persist()  # durable before Spark logs the offset
-        if receiving:
-            self._start_prefetch(None if limit.max_files is None else limit.max_files - (idx.last_seq - end))
+        self._check_reprocess()
+        if self._intake_error is not None:
+            raise self._intake_error
+        if self.receiving:
+            self._start_intake()
+        with self._lock:
+            idx = self.index
+            base = start if start is not None else max(idx.committed_seq, self.max_planned_end)
+            self._acknowledge(base)
+            last = idx.last_seq if self.available_now_target is None else min(idx.last_seq, self.available_now_target)
+            sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
+            end = planner.batch_end(base, last, limit, sizes)
+            for s, e in self._seen_batches.items():
+                idx.record_batch(s, e)
+            self._seen_batches.clear()
+            idx.record_batch(base, end)
+            self.persist()  # durable before Spark logs the offset
+            if end > base:
+                self._log_batch(base, end)
+        self._room.set()
         return end
 
-    def _start_prefetch(self, want: int | None) -> None:
-        """Receive the next batch's messages while Spark runs this one. They are only held in
-        memory (and kept invisible): a crash before they are planned just lets them reappear."""
-        if want is not None and want <= 0:
-            return
-
-        def fetch() -> list[Message]:
-            msgs = self.queue.receive(want, self.opts.queue_fetch_wait_timeout_seconds)
-            self.inflight.hold(msgs)
-            return msgs
-        self._prefetch = self._prefetcher.submit(fetch)
-
-    def _take_prefetched(self) -> list[Message]:
-        if self._prefetch is None:
-            return []
-        future, self._prefetch = self._prefetch, None
-        return future.result()  # an SQS failure there fails this trigger, as a direct receive would
-
-    def persist(self) -> None:
-        """Snapshot the index to the state location if anything changed since the last snapshot."""
-        idx = self.index
-        if idx.dirty:
-            snap = self.snapshots.save(idx.db, self.work_dir)
-            idx.dirty = False
-            log.info("s3-sqs: state v%d saved (%d files tracked): %d files, %d bytes in %.3f s",
-                     snap.version, idx.last_seq, snap.files_uploaded, snap.bytes_uploaded, snap.seconds)
-
-    def prepare_available_now(self) -> None:
-        """Receive until the queue is empty, so the run drains all that was announced at its start."""
-        self.open()
-        if not self.opts.reprocessing:
-            self.ingest(self._take_prefetched())
-            while True:
-                msgs = self.queue.receive(None, self.opts.queue_fetch_wait_timeout_seconds)
-                if not msgs:
-                    break
-                self.ingest(msgs)
-        self.persist()
-        self.available_now_target = self.index.last_seq
-        log.info("s3-sqs Trigger.AvailableNow: draining up to offset %d", self.available_now_target)
-
-    def files_between(self, start: int, end: int) -> list[FileRecord]:
-        """Files of offsets (start, end], from durable state, for planning or replay."""
+    def files_between(self, start: int, end: int) -> list[S3File]:
+        """Files of offsets (start, end], from durable state, for planning or replay. Reads only: the
+        batch is recorded by the next plan."""
         self.open()
         if end <= start:
             return []
-        records = self.index.records(start + 1, end)
+        with self._lock:
+            records = self.index.records(start + 1, end)
         if len(records) != end - start:
             raise StateError(
                 f"the source state in {self.opts.state_location} holds {len(records)} of the {end - start} files of "
                 f"offsets ({start}, {end}]; was stateLocation changed or deleted while the checkpoint was kept?")
-        self.index.record_batch(start, end)
+        self._seen_batches[start] = end
         self.max_planned_end = max(self.max_planned_end, end)
         return records
 
-    # -- the steps --
+    def commit(self, end: int) -> None:
+        self.open()
+        with self._lock:
+            self._acknowledge(end)
+
+    def prepare_available_now(self) -> None:
+        """Receive until the queue is empty, or holds only messages sent after this call, so the run
+        drains all that was announced at its start."""
+        self.open()
+        self._check_reprocess()
+        if not self.opts.reprocessing:
+            started = now_ms()
+            polls = 1
+            while True:
+                msgs = self.queue.receive_round(polls, FIRST_ROUND_WAIT_SECONDS)
+                self.ingest(msgs)
+                if not msgs or all(sent_after(m, started) for m in msgs):
+                    break
+                polls = planner.next_polls(polls, len(msgs), self.opts.max_concurrency)
+        with self._lock:
+            self.persist()
+            self.available_now_target = self.index.last_seq
+        log.info("s3-sqs Trigger.AvailableNow: draining up to offset %d", self.available_now_target)
+
+    def persist(self) -> None:
+        """Snapshot the index to the state location if anything changed since the last snapshot."""
+        with self._lock:
+            idx = self.index
+            if idx.dirty:
+                snap = self.snapshots.save(idx.db, self.work_dir, {**idx.counters(), "stats": idx.stats})
+                idx.dirty = False
+                log.debug("s3-sqs: state v%d saved (%d files tracked): %d files, %d bytes in %.3f s",
+                          snap.version, idx.last_seq, snap.files_uploaded, snap.bytes_uploaded, snap.seconds)
+
+    # -- the intake --
+    def _start_intake(self) -> None:
+        if self._intake is not None:
+            return
+        self._intake = threading.Thread(target=self._intake_loop, name="s3sqs-intake", daemon=True)
+        self._intake.start()
+        # The first round is short: wait for it, so the first batch does not wait a whole trigger.
+        deadline = time.monotonic() + self.opts.queue_fetch_wait_timeout_seconds
+        while self._intake_rounds == 0 and self._intake.is_alive() and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+    def _intake_loop(self) -> None:
+        polls, wait = 1, FIRST_ROUND_WAIT_SECONDS
+        try:
+            while not self._stopping.is_set():
+                with self._lock:
+                    room = planner.intake_room(self.index.last_seq - self.index.planned_end,
+                                               self.opts.max_files_per_trigger)
+                if room == 0:
+                    self._room.wait(1)
+                    self._room.clear()
+                    continue
+                polls = planner.polls_for(room, polls)
+                msgs = self.queue.receive_round(polls, wait)
+                if self._stopping.is_set():
+                    break
+                self.ingest(msgs)
+                self._intake_rounds += 1
+                polls, wait = planner.next_polls(polls, len(msgs), self.opts.max_concurrency), \
+                    self.opts.long_poll_wait_seconds
+        except BaseException as e:  # the next offset call raises it: the query fails, naming the cause
+            log.error("s3-sqs: reading the queue failed: %s: %s", type(e).__name__, e)
+            self._intake_error = e
+
     def ingest(self, messages: list[Message]) -> None:
-        """Parse, decide, record new files durably, and settle what can be settled now."""
+        """Decide, record new files durably, then delete the messages that are settled."""
         if not messages:
             return
-        self.inflight.discard(messages)  # prefetched ones were held; each is settled again below
-        idx, o = self.index, self.opts
-        now = datetime.now(timezone.utc)
-        stats = {"messages": len(messages)}
-        new_files: list[tuple[str, dict]] = []
-        plans: list[tuple[Message, list[planner.Decision]]] = []
-        delete_now: list[Message] = []
-        round_keys: dict[str, int] = {}  # dedup key -> position among new_files
-        for m in messages:
-            try:
-                parsed = parse_body(m.body)
-            except MessageParseError as e:
-                stats["messages_unparseable"] = stats.get("messages_unparseable", 0) + 1
-                action = "left for the dead-letter queue" if o.keep_message_for_consumer_error else "deleted"
-                log.error("s3-sqs: message %s cannot be parsed (%s); %s. Body starts: %r",
-                          m.message_id, e, action, m.body[:300])
-                if not o.keep_message_for_consumer_error:
-                    delete_now.append(m)
-                continue
-            stats["records_ignored"] = stats.get("records_ignored", 0) + len(parsed.ignored)
-            decisions = planner.decide(
-                parsed.files, lambda k: idx.seq_of(k) if k not in round_keys else -1, now,
-                o.max_file_age_seconds, o.path_glob_filter, o.allow_overwrites)
-            for d in decisions:
-                stats[d.outcome] = stats.get(d.outcome, 0) + 1
-                if d.outcome == planner.NEW:
-                    round_keys[d.dedup_key] = len(new_files)
-                    new_files.append((d.dedup_key, file_fields(d.file)))
-                elif d.outcome != planner.DUPLICATE:
-                    log.info("s3-sqs: skipping %s (%s)", d.file.uri, d.outcome)
-            plans.append((m, decisions))
+        o = self.opts
+        bodies = [self._parse(m) for m in messages]
+        with self._lock:
+            r = planner.plan_round(bodies, self.index.seq_of, datetime.now(timezone.utc), o.max_file_age_seconds,
+                                   o.path_glob_filter, o.allow_overwrites, o.keep_message_for_consumer_error)
+            if r.new_files:
+                self.index.add_files(r.new_files, r.counts)
+                self.persist()  # the files are durable: their messages can go
+            else:
+                self.index.add_stats(r.counts)  # saved with the next snapshot
+            self._since_batch.update(r.counts)
+        for d in r.skipped:
+            log.info("s3-sqs: skipping %s (%s)", d.file.uri, d.outcome)
+        for m, fate, keep in zip(messages, r.fates, r.keep):
+            log.debug("s3-sqs: message %s: %s; %s", m.message_id, fate,
+                      "left for the dead-letter queue" if keep else "deleted")
+        failed = self.queue.delete([m for m, keep in zip(messages, r.keep) if not keep])
+        if failed:
+            with self._lock:
+                self.index.add_stats({"messages_not_deleted": len(failed)})
 
-        seqs = idx.add_files(new_files, stats) if new_files else []
-        if new_files:
-            log.info("s3-sqs: %d new files (seq %d..%d)", len(new_files), seqs[0], seqs[-1])
-        else:
-            idx.add_stats(stats)
+    def _parse(self, m: Message) -> ParsedBody | None:
+        try:
+            return parse_body(m.body)
+        except MessageParseError as e:
+            action = "left for the dead-letter queue" if self.opts.keep_message_for_consumer_error else "deleted"
+            log.error("s3-sqs: message %s cannot be parsed (%s); %s. Body starts: %r",
+                      m.message_id, e, action, m.body[:300])
+            return None
 
-        for m, decisions in plans:
-            ceiling = 0
-            useful = False
-            for d in decisions:
-                if d.outcome == planner.NEW:
-                    ceiling = max(ceiling, seqs[round_keys[d.dedup_key]])
-                    useful = True
-                elif d.outcome == planner.DUPLICATE:
-                    seq = d.seen_seq if d.seen_seq not in (None, -1) else seqs[round_keys[d.dedup_key]]
-                    ceiling = max(ceiling, seq)
-                    useful = True
-            if useful and ceiling > idx.committed_seq:
-                self.inflight.add(m, ceiling)
-            elif useful or not (o.keep_message_for_consumer_error and decisions):
-                delete_now.append(m)  # all committed already, or nothing in it to ingest
-        self._delete(delete_now)
-
-    def acknowledge(self, committed: int) -> None:
-        """Everything up to `committed` is in the sink: delete its messages and trim old state."""
+    # -- after a commit --
+    def _acknowledge(self, committed: int) -> None:
+        """Everything up to `committed` is in the sink: record it and trim old state."""
         idx = self.index
         idx.set_committed(committed)
-        self._delete(self.inflight.release(committed))
         if time.monotonic() - self._last_trim > TRIM_INTERVAL_SECONDS:
             self._last_trim = time.monotonic()
             cutoff_ms = int((time.time() - self.opts.max_file_age_seconds) * 1000)
@@ -225,39 +247,39 @@ class Driver:
             if n:
                 log.info("s3-sqs: forgot %d files older than maxFileAge", n)
 
-    def _delete(self, messages: list[Message]) -> None:
-        if messages:
-            failed = self.queue.delete(messages)
-            self.index.add_stats({"messages_deleted": len(messages) - len(failed)})
+    def _log_batch(self, start: int, end: int) -> None:
+        c, self._since_batch = self._since_batch, Counter()
+        parts = [f"{v} {k.replace('messages_', '')}" for k, v in sorted(c.items()) if k.startswith("messages_")]
+        log.info("s3-sqs: planned offsets (%d, %d]: %d files; messages since the last batch: %s",
+                 start, end, end - start, ", ".join(parts) or "none")
 
     # -- reprocessing --
-    def _reprocess(self) -> None:
-        o, idx = self.opts, self.index
-        batches = idx.batches()
-        first, last = o.reprocess_start_batch_id, o.reprocess_end_batch_id
-        if last >= len(batches):
-            raise StateError(f"reprocessEndBatchId {last} is beyond the {len(batches)} batches in the source state")
-        records = [r for s, e in batches[first:last + 1] for r in idx.records(s + 1, e)]
-        if o.reprocess_dry_run:
-            for r in records:
-                log.warning("s3-sqs reprocess dry run: %s\t%s bytes", r.uri, r.size)
-            raise ReprocessDryRunComplete(
-                f"reprocess dry run: batches {first}..{last} hold {len(records)} files "
-                f"({', '.join(r.uri for r in records[:5])}{' ...' if len(records) > 5 else ''}); "
-                "set reprocessDryRun=false to ingest them again")
-        marker = f"reprocess:{first}-{last}"
-        if idx.meta(marker) is not None:
-            log.warning("s3-sqs: batches %d..%d were already re-queued; remove the reprocess options to go on "
-                        "with new data", first, last)
+    def _check_reprocess(self) -> None:
+        if self._reprocess_checked or not self.opts.reprocessing:
             return
-        fields = [(f"{r.bucket}/{r.key}\x00{marker}", r.fields()) for r in records]
-        idx.add_files(fields, {"reprocessed": len(fields)}, {marker: u64(1)})
-        self.persist()
+        self._reprocess_checked = True
+        o, idx = self.opts, self.index
+        with self._lock:
+            batches = idx.batches()
+            first, last = o.reprocess_start_batch_id, o.reprocess_end_batch_id
+            if last >= len(batches):
+                raise StateError(
+                    f"reprocessEndBatchId {last} is beyond the {len(batches)} batches in the source state")
+            records = [r for s, e in batches[first:last + 1] for r in idx.records(s + 1, e)]
+            if o.reprocess_dry_run:
+                for r in records:
+                    log.warning("s3-sqs reprocess dry run: %s\t%s bytes", r.uri, r.size)
+                raise ReprocessDryRunComplete(
+                    f"reprocess dry run: batches {first}..{last} hold {len(records)} files "
+                    f"({', '.join(r.uri for r in records[:5])}{' ...' if len(records) > 5 else ''}); "
+                    "set reprocessDryRun=false to ingest them again")
+            marker = f"reprocess:{first}-{last}"
+            if idx.meta(marker) is not None:
+                log.warning("s3-sqs: batches %d..%d were already re-queued; remove the reprocess options to go on "
+                            "with new data", first, last)
+                return
+            idx.add_files([(f"{r.bucket}/{r.key}\x00{marker}", r) for r in records], {"reprocessed": len(records)},
+                          {marker: u64(1)})
+            self.persist()
         log.warning("s3-sqs: re-queued %d files of batches %d..%d; this run reads no new messages",
-                    len(fields), first, last)
-
-
-def file_fields(f) -> dict:
-    """The FileRecord fields of an announced file (everything but its seq)."""
-    return {"bucket": f.bucket, "key": f.key, "size": f.size, "etag": f.etag, "version_id": f.version_id,
-            "event_ms": int(f.event_time.timestamp() * 1000) if f.event_time else None}
+                    len(records), first, last)

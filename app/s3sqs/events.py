@@ -13,31 +13,30 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import unquote_plus
 
+from .files import S3File, ms
+
 
 class MessageParseError(ValueError):
     """The body cannot be understood as any supported event; the message says why."""
 
 
-@dataclass(frozen=True)
-class FileEvent:
-    bucket: str
-    key: str
-    size: int | None
-    etag: str | None
-    version_id: str | None
-    sequencer: str | None
-    event_time: datetime | None
-    event_name: str
-
-    @property
-    def uri(self) -> str:
-        return f"s3://{self.bucket}/{self.key}"
+# What a body that announces no file is, for the log of every message's fate.
+TEST_EVENT, NOT_CREATED, NO_RECORDS = "test_event", "not_created", "no_records"
 
 
 @dataclass(frozen=True)
 class ParsedBody:
-    files: tuple[FileEvent, ...]
+    files: tuple[S3File, ...]
     ignored: tuple[str, ...]  # why each skipped record was skipped (test events, deletions, ...)
+
+    @property
+    def kind(self) -> str | None:
+        """None when the body announces files; else why it announces none."""
+        if self.files:
+            return None
+        if self.ignored == ("s3:TestEvent",):
+            return TEST_EVENT
+        return NOT_CREATED if self.ignored else NO_RECORDS
 
 
 def parse_body(body: str) -> ParsedBody:
@@ -71,12 +70,14 @@ def parse_body(body: str) -> ParsedBody:
 def _parse_records(records) -> ParsedBody:
     if not isinstance(records, list):
         raise MessageParseError("'Records' is not a list")
-    files: list[FileEvent] = []
+    files: list[S3File] = []
     ignored: list[str] = []
     for i, rec in enumerate(records):
         if not isinstance(rec, dict):
             raise MessageParseError(f"Records[{i}] is not an object")
         name = rec.get("eventName", "")
+        if isinstance(name, str):
+            name = name.removeprefix("s3:")  # MinIO and Ceph send "s3:ObjectCreated:Put"
         if not isinstance(name, str) or not name.startswith("ObjectCreated:"):
             ignored.append(f"Records[{i}]: event {name!r} is not ObjectCreated")
             continue
@@ -90,14 +91,13 @@ def _parse_records(records) -> ParsedBody:
             raise MessageParseError(f"Records[{i}].s3.bucket.name is missing")
         if not isinstance(raw_key, str) or not raw_key:
             raise MessageParseError(f"Records[{i}].s3.object.key is missing")
-        files.append(FileEvent(
+        files.append(S3File(
             bucket=bucket,
             key=unquote_plus(raw_key),
             size=_int_or_none(obj.get("size"), f"Records[{i}].s3.object.size"),
             etag=_str_or_none(obj.get("eTag")),
             version_id=_str_or_none(obj.get("versionId")),
-            sequencer=_str_or_none(obj.get("sequencer")),
-            event_time=_time_or_none(rec.get("eventTime"), f"Records[{i}].eventTime"),
+            event_ms=ms(_time_or_none(rec.get("eventTime"), f"Records[{i}].eventTime")),
             event_name=name,
         ))
     return ParsedBody(tuple(files), tuple(ignored))
@@ -116,14 +116,13 @@ def _parse_eventbridge(doc: dict) -> ParsedBody:
     if not isinstance(bucket, str) or not bucket or not isinstance(key, str) or not key:
         raise MessageParseError("EventBridge detail lacks bucket.name or object.key")
     # EventBridge keys are URL-encoded the same way as S3 notifications.
-    return ParsedBody((FileEvent(
+    return ParsedBody((S3File(
         bucket=bucket,
         key=unquote_plus(key),
         size=_int_or_none(obj.get("size"), "detail.object.size"),
         etag=_str_or_none(obj.get("etag") or obj.get("eTag")),
         version_id=_str_or_none(obj.get("version-id")),
-        sequencer=_str_or_none(obj.get("sequencer")),
-        event_time=_time_or_none(doc.get("time"), "time"),
+        event_ms=ms(_time_or_none(doc.get("time"), "time")),
         event_name=f"ObjectCreated:{detail.get('reason', 'EventBridge')}",
     ),), ())
 

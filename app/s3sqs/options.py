@@ -25,9 +25,10 @@ SOURCE_OPTIONS = (
     "pathGlobFilter", "basePath", "partitionColumns", "queueFetchWaitTimeoutSeconds",
     "sqs.longPollingWaitTimeSeconds", "sqs.maxConcurrency", "sqs.maxRetries", "sqs.visibilityTimeoutSeconds",
     "sqs.keepMessageForConsumerError", "reprocessStartBatchId", "reprocessEndBatchId", "reprocessDryRun",
-    "stateLocation", "endpointUrl", "allowOverwrites", "maxPartitionBytes", "quarantineLocation",
-    "queueType",
+    "stateLocation", "endpointUrl", "allowOverwrites", "maxPartitionBytes", "minPartitions", "quarantineLocation",
 )
+# Accepted for compatibility with the original connector, where they had a meaning; not offered as hints.
+COMPAT_OPTIONS = ("queueType",)
 
 _DURATION_UNITS = {"us": 1e-6, "ms": 1e-3, "s": 1, "sec": 1, "m": 60, "min": 60, "h": 3600, "d": 86400, "w": 604800}
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1 << 10, "kb": 1 << 10, "m": 1 << 20, "mb": 1 << 20,
@@ -62,6 +63,7 @@ class SourceOptions:
     endpoint_url: str | None
     allow_overwrites: bool
     max_partition_bytes: int
+    min_partitions: int | None  # None: as many as the driver machine has cores
     quarantine_location: str | None
     reader_options: dict = field(default_factory=dict)
 
@@ -74,7 +76,7 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
     """Build SourceOptions from Spark's string options, or raise OptionError naming the culprit."""
     opts = _normalise(raw)
     fmt_guess = str(opts.get("fileformat") or "").strip().lower()
-    known = {n.lower(): n for n in SOURCE_OPTIONS}
+    known = {n.lower(): n for n in SOURCE_OPTIONS + COMPAT_OPTIONS}
     reader_known = {n.lower(): n for names in READER_OPTIONS.values() for n in names}
     if "path" in opts:
         raise OptionError("the s3-sqs source takes no path: the files come from the queue. Call .load() "
@@ -141,6 +143,7 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
         endpoint_url=_check_endpoint(g.string("endpointUrl")),
         allow_overwrites=g.boolean("allowOverwrites", False),
         max_partition_bytes=g.size("maxPartitionBytes") or 128 << 20,
+        min_partitions=g.integer("minPartitions", None, 1, 100_000),
         quarantine_location=(g.string("quarantineLocation") or "").rstrip("/") or None,
         reader_options=reader,
     )
@@ -279,23 +282,19 @@ class _Getter:
         return default if v is None else _bool(name, v)
 
     def duration(self, name, default):
-        v = self._raw(name) or default
-        try:
-            secs = parse_duration_seconds(str(v))
-        except ValueError:
-            raise OptionError(f"option '{name}' must be a duration like 15d, 12h, 30m or 90s; got {v!r}") from None
-        if secs <= 0:
-            raise OptionError(f"option '{name}' must be a positive duration, got {v!r}")
-        return secs
+        return self._positive(name, self._raw(name) or default, parse_duration_seconds,
+                              "a duration like 15d, 12h, 30m or 90s")
 
     def size(self, name):
         v = self._raw(name)
-        if v is None:
-            return None
+        return None if v is None else self._positive(name, v, parse_size_bytes, "a size like 512m, 1g or 1048576")
+
+    @staticmethod
+    def _positive(name, v, parse, what):
         try:
-            n = parse_size_bytes(str(v))
+            n = parse(str(v))
         except ValueError:
-            raise OptionError(f"option '{name}' must be a size like 512m, 1g or 1048576; got {v!r}") from None
+            raise OptionError(f"option '{name}' must be {what}; got {v!r}") from None
         if n <= 0:
             raise OptionError(f"option '{name}' must be positive, got {v!r}")
         return n

@@ -1,26 +1,46 @@
-"""Pure planning decisions: which announced files are new, where a batch ends, how files are packed."""
+"""Pure decisions of the source, each with one owner here:
+
+- what becomes of each received message and of each file it announces (`plan_round`);
+- how big a batch is (`batch_limit`, `batch_end`) and how far the intake may receive ahead (`intake_room`,
+  `next_polls`);
+- how a batch's files are packed into Spark partitions (`pack`).
+
+No I/O: the driver feeds these with what it received and read, and acts on what they return.
+"""
 from __future__ import annotations
 
 import fnmatch
-from dataclasses import dataclass
+import heapq
+from collections import Counter
+from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Sequence
 
-from .events import FileEvent
+from .events import ParsedBody
+from .files import S3File
 
+# What becomes of an announced file.
 NEW, DUPLICATE, TOO_OLD, GLOB_MISMATCH = "new", "duplicate", "too_old", "glob_mismatch"
-OPEN_COST_BYTES = 4 << 20  # what opening a file is worth, in bytes, when packing (Spark's default)
+# What becomes of a message, beyond the kinds of bodies that announce no file (events.TEST_EVENT, ...).
+UNPARSEABLE, FILTERED = "unparseable", "filtered"
+
+SQS_BATCH = 10                 # messages per ReceiveMessage / DeleteMessageBatch
+MAX_PENDING_FILES = 10_000     # files the intake may record ahead of planning, at most
+AHEAD_BATCHES = 2              # ... and no more than this many batches' worth
+# What opening one more file in a task is worth, in bytes, when packing. Spark counts 4 MB for a task that
+# opens its files one by one; a task here opens several at once (reader.READ_THREADS).
+OPEN_COST_BYTES = 128 << 10
 
 
 @dataclass(frozen=True)
 class Decision:
-    file: FileEvent
+    file: S3File
     dedup_key: str
     outcome: str
-    seen_seq: int | None = None  # for duplicates: the seq the file already has
+    seen_seq: int | None = None  # for duplicates of indexed files: the seq the file already has
 
 
-def dedup_key(f: FileEvent, allow_overwrites: bool) -> str:
+def dedup_key(f: S3File, allow_overwrites: bool) -> str:
     """bucket+key; with overwrites allowed, a new eTag (or version) is a new file."""
     base = f"{f.bucket}/{f.key}"
     if allow_overwrites:
@@ -36,16 +56,17 @@ def glob_matches(pattern: str | None, key: str) -> bool:
     return fnmatch.fnmatchcase(target, pattern)
 
 
-def decide(files: Iterable[FileEvent], seen: Callable[[str], int | None], now: datetime,
+def decide(files: Iterable[S3File], seen: Callable[[str], int | None], now: datetime,
            max_age_seconds: float, glob: str | None, allow_overwrites: bool) -> list[Decision]:
     """Classify each announced file. Duplicates inside `files` themselves count as duplicates too."""
     out: list[Decision] = []
     this_round: set[str] = set()
+    now_ms = now.timestamp() * 1000
     for f in files:
         k = dedup_key(f, allow_overwrites)
         if not glob_matches(glob, f.key):
             out.append(Decision(f, k, GLOB_MISMATCH))
-        elif f.event_time is not None and (now - f.event_time).total_seconds() > max_age_seconds:
+        elif f.event_ms is not None and now_ms - f.event_ms > max_age_seconds * 1000:
             out.append(Decision(f, k, TOO_OLD))
         elif k in this_round:
             out.append(Decision(f, k, DUPLICATE))
@@ -59,41 +80,123 @@ def decide(files: Iterable[FileEvent], seen: Callable[[str], int | None], now: d
     return out
 
 
-def batch_end(start: int, last_seq: int, max_files: int | None, max_bytes: int | None,
-              sizes: Iterable[int] = ()) -> int:
-    """The end offset of the next batch: all pending files up to the limits, at least one file."""
-    end = last_seq if max_files is None else min(last_seq, start + max_files)
-    if max_bytes is None or end <= start:
-        return end
+@dataclass
+class Round:
+    """The decisions on one round of received messages."""
+    new_files: list[tuple[str, S3File]] = field(default_factory=list)   # (dedup key, file), to record
+    fates: list[str] = field(default_factory=list)                      # per message, in order
+    keep: list[bool] = field(default_factory=list)                      # per message: leave it for the DLQ
+    skipped: list[Decision] = field(default_factory=list)               # files filtered out, to log
+    counts: Counter = field(default_factory=Counter)                    # files and messages by outcome
+
+
+def plan_round(bodies: Sequence[ParsedBody | None], seen: Callable[[str], int | None], now: datetime,
+               max_age_seconds: float, glob: str | None, allow_overwrites: bool,
+               keep_for_consumer_error: bool) -> Round:
+    """Decide every file and every message of a round. A body is None when it could not be parsed.
+
+    Every message is deleted once its new files are durable in the index, except, when
+    `keep_for_consumer_error` is set, those that cannot be parsed or whose files were all filtered out:
+    they stay in the queue to reach the dead-letter queue.
+    """
+    r = Round()
+    files = [f for b in bodies if b is not None for f in b.files]
+    decisions = iter(decide(files, seen, now, max_age_seconds, glob, allow_overwrites))
+    for body in bodies:
+        if body is None:
+            fate = UNPARSEABLE
+        elif body.kind is not None:
+            fate = body.kind
+        else:
+            outcomes = set()
+            for _ in body.files:
+                d = next(decisions)
+                outcomes.add(d.outcome)
+                r.counts[d.outcome] += 1
+                if d.outcome == NEW:
+                    r.new_files.append((d.dedup_key, d.file))
+                elif d.outcome != DUPLICATE:
+                    r.skipped.append(d)
+            fate = NEW if NEW in outcomes else DUPLICATE if DUPLICATE in outcomes else FILTERED
+        r.fates.append(fate)
+        r.keep.append(keep_for_consumer_error and fate in (UNPARSEABLE, FILTERED))
+        r.counts[f"messages_{fate}"] += 1
+    return r
+
+
+@dataclass(frozen=True)
+class Limit:
+    max_files: int | None
+    max_bytes: int | None
+
+
+def batch_limit(opt_files: int | None, opt_bytes: int | None, engine: str | None = None,
+                value: int | None = None) -> Limit:
+    """The limit of the next batch. Spark 4.2+ passes its own (`engine` "files", "bytes" or "all", from
+    the default this source declares, or ReadAllAvailable); on Spark 4.0 (`engine` None) the options are
+    the limit."""
+    if engine is None:
+        return Limit(opt_files, opt_bytes)
+    if engine == "files":
+        return Limit(value, opt_bytes)
+    if engine == "bytes":
+        return Limit(None, value)
+    if engine == "all":
+        return Limit(None, None)
+    raise ValueError(f"unknown read limit {engine!r}")
+
+
+def batch_end(start: int, last_seq: int, limit: Limit, sizes: Iterable[int] = ()) -> int:
+    """The end offset of the next batch: all pending files up to the limits, at least one file.
+    `sizes` are the sizes of the files after `start`, in order (only read with a byte limit)."""
+    end = last_seq if limit.max_files is None else min(last_seq, start + limit.max_files)
+    if limit.max_bytes is None or end <= start:
+        return max(start, end)
     total, n = 0, 0
     for size in sizes:
         if n >= end - start:
             break
-        if n > 0 and total + size > max_bytes:
+        if n > 0 and total + size > limit.max_bytes:
             break
         total += size
         n += 1
     return start + max(n, 1)
 
 
-def pack(files: list, size_of: Callable[[object], int], max_partition_bytes: int,
-         min_partitions: int = 2, open_cost: int = OPEN_COST_BYTES) -> list[list]:
-    """Pack files into partitions by bytes, as Spark's file source does: big files stand alone,
-    small ones share. Every Python task has a fixed cost, so partitions are few and large."""
+def intake_room(pending: int, max_files: int | None) -> int:
+    """How many more files the intake may record ahead of planning: a couple of batches, bounded, so a
+    backlog stays in the queue (where it is visible and alarmed on) rather than in the index."""
+    cap = MAX_PENDING_FILES if max_files is None else min(MAX_PENDING_FILES, AHEAD_BATCHES * max_files)
+    return max(0, cap - pending)
+
+
+def next_polls(polls: int, received: int, max_polls: int) -> int:
+    """Parallel receives for the next round: double while every receive comes back full, halve when the
+    queue runs dry. Each receive is billed, so a trickle costs one poll at a time, a backlog goes wide."""
+    if received >= polls * SQS_BATCH:
+        return min(max_polls, polls * 2)
+    return max(1, polls // 2)
+
+
+def polls_for(room: int, polls: int) -> int:
+    """No more receives than the room left can take."""
+    return max(1, min(polls, -(-room // SQS_BATCH)))
+
+
+def pack(files: list, size_of: Callable[[object], int], max_partition_bytes: int, slots: int,
+         open_cost: int = OPEN_COST_BYTES) -> list[list]:
+    """Pack files into partitions by bytes: at least `slots` partitions (the cores that read them), more
+    only when the bytes need it (`max_partition_bytes` each). Every Python task has a fixed cost (about a
+    quarter of a second on Spark 4.0), and a task reads its files in parallel, so few full partitions
+    beat many small ones. Largest files first, each into the lightest partition."""
     if not files:
         return []
-    total = sum(size_of(f) + open_cost for f in files)
-    target = min(max_partition_bytes, max(open_cost, total // max(1, min_partitions)))
-    parts: list[list] = []
-    current: list = []
-    current_size = 0
-    for f in sorted(files, key=size_of, reverse=True):
-        cost = size_of(f) + open_cost
-        if current and current_size + cost > target:
-            parts.append(current)
-            current, current_size = [], 0
-        current.append(f)
-        current_size += cost
-    if current:
-        parts.append(current)
-    return parts
+    costs = [(size_of(f) or 0) + open_cost for f in files]
+    n = max(1, min(len(files), max(slots, -(-sum(costs) // max_partition_bytes))))
+    heap = [(0, i) for i in range(n)]
+    parts: list[list] = [[] for _ in range(n)]
+    for cost, f in sorted(zip(costs, files), key=lambda cf: cf[0], reverse=True):
+        load, i = heapq.heappop(heap)
+        parts[i].append(f)
+        heapq.heappush(heap, (load + cost, i))
+    return [p for p in parts if p]

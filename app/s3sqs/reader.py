@@ -20,6 +20,8 @@ import pyarrow.fs as pafs
 import pyarrow.json as pajson
 import pyarrow.parquet as pq
 
+from .files import S3File
+
 log = logging.getLogger("s3sqs.reader")
 
 # Columns the source fills itself when the declared schema has them.
@@ -44,18 +46,6 @@ class ReadSpec:
     quarantine_location: str | None = None
 
 
-@dataclass(frozen=True)
-class FileRef:
-    bucket: str
-    key: str
-    size: int | None
-    event_ms: int | None
-
-    @property
-    def uri(self) -> str:
-        return f"s3://{self.bucket}/{self.key}"
-
-
 def s3_filesystem(endpoint_url: str | None, region: str | None) -> pafs.S3FileSystem:
     kwargs = {"region": region} if region else {}
     if endpoint_url:
@@ -64,15 +54,30 @@ def s3_filesystem(endpoint_url: str | None, region: str | None) -> pafs.S3FileSy
     return pafs.S3FileSystem(**kwargs)
 
 
-def read_partition(files: list[FileRef], spec: ReadSpec, schema: pa.Schema):
+class _Filesystems:
+    """The pyarrow filesystem for each scheme a file may have, made when first needed."""
+
+    def __init__(self, spec: ReadSpec):
+        self.spec = spec
+        self._s3: pafs.S3FileSystem | None = None
+
+    def of(self, f: S3File) -> pafs.FileSystem:
+        if f.scheme == "file":
+            return pafs.LocalFileSystem()
+        if self._s3 is None:
+            self._s3 = s3_filesystem(self.spec.endpoint_url, self.spec.region)
+        return self._s3
+
+
+def read_partition(files: list[S3File], spec: ReadSpec, schema: pa.Schema):
     """Yield RecordBatches of `schema` for every file, few and large.
 
     Small files are latency-bound (one GET each), so a task reads several at once; pyarrow releases
     the GIL while it fetches and parses.
     """
-    fs = s3_filesystem(spec.endpoint_url, spec.region)
+    fs = _Filesystems(spec)
 
-    def load(f: FileRef):
+    def load(f: S3File):
         try:
             return f, conform(_read_file(fs, f, spec, schema), schema, f, spec), None
         except Exception as e:  # every failure names the file; nothing is dropped silently
@@ -108,8 +113,8 @@ def data_fields(schema: pa.Schema, spec: ReadSpec) -> list[pa.Field]:
     return [f for f in schema if f.name not in skip]
 
 
-def _read_file(fs, f: FileRef, spec: ReadSpec, schema: pa.Schema) -> pa.Table:
-    path = f"{f.bucket}/{f.key}"
+def _read_file(filesystems: _Filesystems, f: S3File, spec: ReadSpec, schema: pa.Schema) -> pa.Table:
+    fs, path = filesystems.of(f), f.path
     fields = data_fields(schema, spec)
     if spec.file_format == "parquet":
         with fs.open_input_file(path) as fh:
@@ -168,7 +173,7 @@ def partition_values(key: str, base_path: str | None) -> dict[str, str | None]:
     return out
 
 
-def conform(table: pa.Table, schema: pa.Schema, f: FileRef, spec: ReadSpec) -> pa.Table:
+def conform(table: pa.Table, schema: pa.Schema, f: S3File, spec: ReadSpec) -> pa.Table:
     """Select, fill and cast columns by name to exactly `schema`."""
     n = table.num_rows
     parts = partition_values(f.key, spec.base_path) if spec.partition_columns else {}
@@ -196,19 +201,21 @@ def conform(table: pa.Table, schema: pa.Schema, f: FileRef, spec: ReadSpec) -> p
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def quarantine(fs, f: FileRef, err: Exception, location: str) -> None:
+def quarantine(filesystems: _Filesystems, f: S3File, err: Exception, location: str) -> None:
     """Record a bad file (and a copy of it, when it still exists) instead of failing the batch."""
     name = hashlib.sha1(f.uri.encode()).hexdigest()[:20]
-    qfs, root = pafs.FileSystem.from_uri(location) if "://" in location else (pafs.LocalFileSystem(), location)
-    if isinstance(qfs, pafs.S3FileSystem) and fs is not None:
-        qfs, root = fs, location[len("s3://"):]
+    fs = filesystems.of(f)
+    if location.startswith("s3://"):
+        qfs, root = filesystems.of(S3File("", "")), location[len("s3://"):]
+    else:
+        qfs, root = pafs.LocalFileSystem(), location.removeprefix("file://")
     day = time.strftime("%Y-%m-%d", time.gmtime())
     qfs.create_dir(f"{root}/{day}", recursive=True)
     record = {"file": f.uri, "size": f.size, "error": str(err), "quarantined_at": time.time()}
     with qfs.open_output_stream(f"{root}/{day}/{name}.json") as out:
         out.write(json.dumps(record).encode())
     try:
-        pafs.copy_files(f"{f.bucket}/{f.key}", f"{root}/{day}/{name}.data",
+        pafs.copy_files(f.path, f"{root}/{day}/{name}.data",
                         source_filesystem=fs, destination_filesystem=qfs)
     except (OSError, pa.ArrowException) as e:  # typically the file is gone; the record says why
         log.warning("s3-sqs could not copy %s to quarantine: %s", f.uri, e)

@@ -6,14 +6,16 @@ Spark 4.2+ passes `start` and a ReadLimit to latestOffset and supports Trigger.A
 from __future__ import annotations
 
 import logging
+import os
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
-from .driver import Driver, Limit
+from . import planner
+from .driver import Driver
+from .files import S3File
 from .options import SourceOptions, parse_options
-from .planner import pack
-from .reader import FileRef, ReadSpec, read_partition
+from .reader import ReadSpec, read_partition
 
 try:  # Spark 4.2+
     from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxBytes, ReadMaxFiles,
@@ -50,7 +52,7 @@ class S3SqsDataSource(DataSource):
 
 
 class S3SqsPartition(InputPartition):
-    def __init__(self, files: list[FileRef]):
+    def __init__(self, files: list[S3File]):
         super().__init__(None)
         self.files = files
 
@@ -87,33 +89,26 @@ class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
 
     def latestOffset(self, start: dict | None = None, limit=None) -> dict:
         seq = None if start is None else int(start["seq"])
-        return {"seq": self.driver.latest_offset(seq, self._limit(limit))}
-
-    def _limit(self, limit) -> Limit:
         o = self.opts
-        if limit is None:  # Spark 4.0: the options are the limit
-            return Limit(o.max_files_per_trigger, o.max_bytes_per_trigger)
-        if ReadMaxFiles is not None and isinstance(limit, ReadMaxFiles):
-            return Limit(limit.max_files, o.max_bytes_per_trigger)
-        if ReadMaxBytes is not None and isinstance(limit, ReadMaxBytes):
-            return Limit(None, limit.max_bytes)
-        if ReadAllAvailable is not None and isinstance(limit, ReadAllAvailable):
-            return Limit(None, None)
-        raise ValueError(f"s3-sqs does not support the read limit {type(limit).__name__}")
+        engine, value = _engine_limit(limit)
+        return {"seq": self.driver.latest_offset(
+            seq, planner.batch_limit(o.max_files_per_trigger, o.max_bytes_per_trigger, engine, value))}
 
     def prepareForTriggerAvailableNow(self) -> None:
         self.driver.prepare_available_now()
 
     def partitions(self, start: dict, end: dict) -> list[S3SqsPartition]:
-        records = self.driver.files_between(int(start["seq"]), int(end["seq"]))
-        refs = [FileRef(r.bucket, r.key, r.size, r.event_ms) for r in records]
-        groups = pack(refs, lambda f: f.size or 0, self.opts.max_partition_bytes)
-        log.info("s3-sqs batch (%s, %s]: %d files in %d partitions", start["seq"], end["seq"], len(refs), len(groups))
+        files = self.driver.files_between(int(start["seq"]), int(end["seq"]))
+        groups = planner.pack(files, lambda f: f.size, self.opts.max_partition_bytes,
+                              self.opts.min_partitions or os.cpu_count() or 2)
+        if files:
+            log.info("s3-sqs batch (%s, %s]: %d files in %d partitions", start["seq"], end["seq"], len(files),
+                     len(groups))
         return [S3SqsPartition(g) for g in groups]
 
     def commit(self, end: dict) -> None:
         # Spark calls this one batch late, if at all; the start of latestOffset is the real signal.
-        self.driver.acknowledge(int(end["seq"]))
+        self.driver.commit(int(end["seq"]))
 
     def read(self, partition: S3SqsPartition):
         from pyspark.sql.pandas.types import to_arrow_schema
@@ -125,6 +120,19 @@ class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
         spec = ReadSpec(o.file_format, o.reader_options, o.endpoint_url, o.queue_region,
                         o.partition_columns, o.base_path, o.quarantine_location)
         yield from read_partition(partition.files, spec, schema)
+
+
+def _engine_limit(limit) -> tuple[str | None, int | None]:
+    """Spark 4.2+'s ReadLimit as (kind, value) for the planner; Spark 4.0 passes none."""
+    if limit is None:
+        return None, None
+    if ReadMaxFiles is not None and isinstance(limit, ReadMaxFiles):
+        return "files", limit.max_files
+    if ReadMaxBytes is not None and isinstance(limit, ReadMaxBytes):
+        return "bytes", limit.max_bytes
+    if ReadAllAvailable is not None and isinstance(limit, ReadAllAvailable):
+        return "all", None
+    raise ValueError(f"s3-sqs does not support the read limit {type(limit).__name__}")
 
 
 def _log_to_stderr() -> None:

@@ -3,8 +3,9 @@ import time
 
 import pytest
 
-from s3sqs.driver import Driver, Limit, ReprocessDryRunComplete
+from s3sqs.driver import Driver, ReprocessDryRunComplete
 from s3sqs.options import parse_options
+from s3sqs.planner import Limit
 from tests.support.aws import bucket_to_queue
 
 ALL = Limit(None, None)
@@ -14,47 +15,57 @@ def make_driver(w, state, **extra):
     opts = {"fileFormat": "csv", "queueUrl": w.queue_url, "stateLocation": str(state), "endpointUrl": w.endpoint,
             "queueRegion": "us-east-1", "sqs.longPollingWaitTimeSeconds": "1", "queueFetchWaitTimeoutSeconds": "3"}
     opts.update(extra)
-    return Driver(parse_options(opts))
+    d = Driver(parse_options(opts))
+    d.open()
+    return d
+
+
+def drain(d):
+    """What the intake does in the background, here in the foreground until the queue is empty."""
+    while msgs := d.queue.receive_round(5, 1):
+        d.ingest(msgs)
 
 
 def close(d):
-    d.index.db.close()
+    d.close()
 
 
-def test_messages_are_deleted_only_after_commit_and_duplicates_ignored(moto_endpoint, tmp_path):
+def test_files_are_durable_before_their_messages_are_deleted(moto_endpoint, tmp_path):
     w = bucket_to_queue(moto_endpoint)
     for k in ("a.csv", "dir one/b+c.csv", "a.csv"):  # the second a.csv is a duplicate announcement
         w.put(k, b"x\n1\n")
     w.send_raw("this is not an S3 event")
     d = make_driver(w, tmp_path / "state")
-    end = d.latest_offset(0, ALL)
-    assert end == 2
-    assert sorted(r.key for r in d.files_between(0, end)) == ["a.csv", "dir one/b+c.csv"]
-    assert w.depth() == 3  # three file messages in flight; the test event and the junk are gone
-    assert d.index.stats["duplicate"] == 1 and d.index.stats["messages_unparseable"] == 1
-    assert d.latest_offset(end, ALL) == end  # the next batch starts at `end`: that commits it
-    assert w.depth() == 0
+    drain(d)
+    assert w.depth() == 0  # every message settled: files recorded, test event and junk logged and gone
     close(d)
+    restarted = make_driver(w, tmp_path / "state")  # a crash here loses nothing: the index is durable
+    assert restarted.index.last_seq == 2
+    assert restarted.index.stats["duplicate"] == 1 and restarted.index.stats["messages_unparseable"] == 1
+    end = restarted.latest_offset(0, ALL)
+    assert end == 2 and sorted(r.key for r in restarted.files_between(0, end)) == ["a.csv", "dir one/b+c.csv"]
+    close(restarted)
 
 
-def test_restart_replays_the_same_files_and_dedups_redelivered_messages(moto_endpoint, tmp_path):
+def test_restart_replays_the_same_files_and_dedups_announcements_again(moto_endpoint, tmp_path):
     w = bucket_to_queue(moto_endpoint)
     for i in range(5):
         w.put(f"f{i}.csv", b"x\n1\n")
-    d1 = make_driver(w, tmp_path / "state", **{"sqs.visibilityTimeoutSeconds": "2", "maxFilesPerTrigger": "3"})
+    d1 = make_driver(w, tmp_path / "state", maxFilesPerTrigger="3")
+    drain(d1)
     end = d1.latest_offset(0, Limit(3, None))
     planned = [r.key for r in d1.files_between(0, end)]
     assert end == 3 and len(planned) == 3
-    close(d1)  # crash: nothing acknowledged, receipt handles lost
-    d1.inflight._stop.set()
+    close(d1)  # crash after the offset was returned
 
-    time.sleep(2.5)  # the messages become visible again
-    d2 = make_driver(w, tmp_path / "state", **{"sqs.visibilityTimeoutSeconds": "2", "maxFilesPerTrigger": "3"})
+    for i in range(5):
+        w.put(f"f{i}.csv", b"x\n1\n")  # announced again, as at-least-once delivery may
+    d2 = make_driver(w, tmp_path / "state", maxFilesPerTrigger="3")
     assert [r.key for r in d2.files_between(0, 3)] == planned  # replay: exactly the same files
+    drain(d2)
     assert d2.latest_offset(3, Limit(3, None)) == 5  # nothing re-numbered, nothing lost
     assert d2.index.last_seq == 5 and d2.index.stats["duplicate"] >= 5
-    d2.latest_offset(5, Limit(3, None))
-    assert w.depth() == 0
+    assert d2.latest_offset(5, Limit(3, None)) == 5 and w.depth() == 0
     close(d2)
 
 
@@ -63,12 +74,27 @@ def test_unparseable_message_is_kept_for_the_dlq_when_asked(moto_endpoint, tmp_p
     w.send_raw('{"not": "an event"}')
     d = make_driver(w, tmp_path / "state", **{"sqs.keepMessageForConsumerError": "true",
                                               "sqs.visibilityTimeoutSeconds": "1"})
-    d.open()
     for _ in range(3):
-        d.latest_offset(d.index.committed_seq, ALL)
+        d.ingest(d.queue.receive_round(1, 1))
         time.sleep(1.2)
     dlq = w.sqs.receive_message(QueueUrl=w.dlq_url, WaitTimeSeconds=2).get("Messages", [])
     assert [m["Body"] for m in dlq] == ['{"not": "an event"}']
+    close(d)
+
+
+def test_a_good_file_is_safe_while_batches_fail(moto_endpoint, tmp_path):
+    """Runs that fail before their batch commits must not push a good file's message to the DLQ."""
+    w = bucket_to_queue(moto_endpoint, max_receive_count=2)
+    w.put("keys/a+b.parquet", b"PAR1")
+    for run in range(3):  # each run receives, then dies with its batch uncommitted
+        d = make_driver(w, tmp_path / "state", **{"sqs.visibilityTimeoutSeconds": "1"})
+        drain(d)
+        assert d.latest_offset(0, ALL) == 1
+        close(d)
+        time.sleep(1.2)
+    assert w.sqs.receive_message(QueueUrl=w.dlq_url, WaitTimeSeconds=1).get("Messages") is None
+    d = make_driver(w, tmp_path / "state")
+    assert [f.key for f in d.files_between(0, 1)] == ["keys/a+b.parquet"]
     close(d)
 
 
@@ -77,6 +103,7 @@ def test_spark40_style_calls_enforce_max_files_from_planned_batches(moto_endpoin
     for i in range(7):
         w.put(f"g{i}.csv", b"x\n1\n")
     d = make_driver(w, tmp_path / "state", maxFilesPerTrigger="3")
+    drain(d)
     limit = Limit(3, None)
     first = d.latest_offset(None, limit)
     assert first == 3 and d.latest_offset(None, limit) == 3  # extra calls are harmless
@@ -84,6 +111,7 @@ def test_spark40_style_calls_enforce_max_files_from_planned_batches(moto_endpoin
     assert d.latest_offset(None, limit) == 6
     d.files_between(3, 6)
     assert d.latest_offset(None, limit) == 7
+    assert d.index.batches() == [(0, 3), (3, 6), (6, 7)]  # what Spark read is recorded by the next plan
     close(d)
 
 
@@ -92,6 +120,7 @@ def test_reprocess_dry_run_lists_and_real_run_requeues(moto_endpoint, tmp_path):
     for i in range(4):
         w.put(f"r{i}.csv", b"x\n1\n")
     d = make_driver(w, tmp_path / "state", maxFilesPerTrigger="2")
+    drain(d)
     d.files_between(0, d.latest_offset(0, Limit(2, None)))
     d.files_between(2, d.latest_offset(2, Limit(2, None)))
     d.latest_offset(4, Limit(2, None))
@@ -99,7 +128,7 @@ def test_reprocess_dry_run_lists_and_real_run_requeues(moto_endpoint, tmp_path):
     dry = make_driver(w, tmp_path / "state", reprocessStartBatchId="1", reprocessEndBatchId="1",
                       reprocessDryRun="true")
     with pytest.raises(ReprocessDryRunComplete, match="batches 1..1 hold 2 files"):
-        dry.open()
+        dry.initial_offset()
     close(dry)
     real = make_driver(w, tmp_path / "state", reprocessStartBatchId="1", reprocessEndBatchId="1")
     assert real.latest_offset(4, ALL) == 6

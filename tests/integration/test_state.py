@@ -1,29 +1,34 @@
 """The RocksDB file index and its incremental snapshots, on real RocksDB and a local store."""
 
-from s3sqs.state import Snapshots, open_index
+from s3sqs.files import S3File
+from s3sqs.snapshots import Snapshots, open_index, read_status
 from s3sqs.storage import LocalStore
 
 
-def _fields(i):
-    return {"bucket": "b", "key": f"k/{i}.csv", "size": i, "etag": None, "version_id": None, "event_ms": 1000 + i}
+def _file(i):
+    return S3File("b", f"k/{i}.csv", size=i, event_ms=1000 + i)
 
 
 def _add(idx, start, n):
-    return idx.add_files([(f"b/k/{i}.csv", _fields(i)) for i in range(start, start + n)], {"new": n})
+    return [f.seq for f in idx.add_files([(f"b/k/{i}.csv", _file(i)) for i in range(start, start + n)], {"new": n})]
 
 
 def test_snapshot_restores_exactly_what_was_written(tmp_path):
     snaps = Snapshots(LocalStore(str(tmp_path / "state")))
     idx, work = open_index(snaps)
     assert _add(idx, 0, 5) == [1, 2, 3, 4, 5]
-    snaps.save(idx.db, work)
+    idx.record_batch(0, 3)
+    snaps.save(idx.db, work, {**idx.counters(), "stats": idx.stats})
+    assert read_status(snaps) == {"version": 1, "last_seq": 5, "committed_seq": 0, "planned_end": 3,
+                                  "stats": {"new": 5}}
     _add(idx, 5, 3)  # written but never snapshotted: a crash loses it, and that is allowed
     idx.db.close()
 
     snaps2 = Snapshots(LocalStore(str(tmp_path / "state")))
     idx2, _ = open_index(snaps2)
     assert idx2.last_seq == 5 and snaps2.version == 1
-    assert [r.key for r in idx2.records(2, 4)] == ["k/1.csv", "k/2.csv", "k/3.csv"]
+    assert idx2.records(2, 4) == [_file(i).numbered(i + 1) for i in (1, 2, 3)]  # the same record, numbered
+    assert idx2.planned_end == 3
     assert idx2.seq_of("b/k/4.csv") == 5 and idx2.seq_of("b/k/6.csv") is None
     assert idx2.stats["new"] == 5
     idx2.db.close()

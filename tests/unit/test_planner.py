@@ -1,13 +1,17 @@
 from datetime import datetime, timedelta, timezone
 
-from s3sqs.events import FileEvent
-from s3sqs.planner import DUPLICATE, GLOB_MISMATCH, NEW, TOO_OLD, batch_end, decide, dedup_key, glob_matches, pack
+import json
+
+from s3sqs.events import parse_body
+from s3sqs.files import S3File, ms
+from s3sqs.planner import (DUPLICATE, GLOB_MISMATCH, NEW, TOO_OLD, Limit, batch_end, batch_limit, decide, dedup_key,
+                           glob_matches, intake_room, next_polls, pack, plan_round, polls_for)
 
 NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
 
 
 def fe(key, age_days=0, etag="e1"):
-    return FileEvent("b", key, 10, etag, None, None, NOW - timedelta(days=age_days), "ObjectCreated:Put")
+    return S3File("b", key, 10, etag, None, ms(NOW - timedelta(days=age_days)), "ObjectCreated:Put")
 
 
 def test_decide_classifies_new_duplicate_old_and_filtered():
@@ -29,18 +33,54 @@ def test_glob_matches_file_name_or_whole_key():
 
 
 def test_batch_end_respects_file_and_byte_limits():
-    assert batch_end(10, 50, 100, None) == 50
-    assert batch_end(10, 50, 5, None) == 15
-    assert batch_end(10, 50, None, 25, [10, 10, 10, 10]) == 12
-    assert batch_end(10, 50, None, 5, [10, 10]) == 11  # one file even when it alone is over the limit
-    assert batch_end(10, 10, 5, None) == 10
+    assert batch_end(10, 50, Limit(100, None)) == 50
+    assert batch_end(10, 50, Limit(5, None)) == 15
+    assert batch_end(10, 50, Limit(None, 25), [10, 10, 10, 10]) == 12
+    assert batch_end(10, 50, Limit(None, 5), [10, 10]) == 11  # one file even when it alone is over the limit
+    assert batch_end(10, 10, Limit(5, None)) == 10
 
 
-def test_pack_groups_small_files_and_spreads_big_ones():
-    sizes = [100 << 20, 90 << 20] + [1 << 10] * 50
-    parts = pack(sizes, lambda s: s, 128 << 20, min_partitions=2)
-    small_parts = [p for p in parts if all(s == 1 << 10 for s in p)]
-    assert len(small_parts) <= 2  # small files share partitions (4 MB open cost each)
-    assert [100 << 20] in parts and sum(len(p) for p in parts) == 52
-    assert all(sum(s + (4 << 20) for s in p) <= 128 << 20 or len(p) == 1 for p in parts)
-    assert pack([], lambda s: s, 1) == []
+def test_batch_limit_has_one_owner_for_both_spark_versions():
+    assert batch_limit(100, 1 << 20) == Limit(100, 1 << 20)          # Spark 4.0: the options
+    assert batch_limit(100, 1 << 20, "files", 7) == Limit(7, 1 << 20)  # 4.2+: the engine's file count
+    assert batch_limit(100, None, "bytes", 99) == Limit(None, 99)
+    assert batch_limit(100, None, "all") == Limit(None, None)
+
+
+def test_intake_stays_a_couple_of_batches_ahead_and_polls_adapt():
+    assert intake_room(0, 100) == 200 and intake_room(150, 100) == 50 and intake_room(500, 100) == 0
+    assert intake_room(0, None) == 10_000
+    assert next_polls(4, 40, 50) == 8 and next_polls(32, 320, 50) == 50   # every receive full: widen
+    assert next_polls(8, 35, 50) == 4 and next_polls(1, 0, 50) == 1       # the queue ran dry: narrow
+    assert polls_for(15, 8) == 2 and polls_for(1000, 8) == 8
+
+
+def _body(*keys, name="ObjectCreated:Put"):
+    return parse_body(json.dumps({"Records": [
+        {"eventName": name, "eventTime": "2026-10-31T00:00:00Z",
+         "s3": {"bucket": {"name": "b"}, "object": {"key": k, "size": 1}}} for k in keys]}))
+
+
+def test_plan_round_settles_every_message_and_counts_its_fate():
+    bodies = [_body("a.csv", "b.csv"), _body("a.csv"), None, _body("x.txt"), parse_body('{"Event": "s3:TestEvent"}'),
+              _body("gone.csv", name="ObjectRemoved:Delete"), parse_body('{"Records": []}'), _body("old.csv")]
+    r = plan_round(bodies, {"b/old.csv": 3}.get, NOW, 15 * 86400, "*.csv", False, keep_for_consumer_error=False)
+    assert [k for k, _ in r.new_files] == ["b/a.csv", "b/b.csv"]
+    assert r.fates == ["new", "duplicate", "unparseable", "filtered", "test_event", "not_created", "no_records",
+                       "duplicate"]
+    assert r.keep == [False] * 8
+    assert r.counts["new"] == 2 and r.counts["duplicate"] == 2 and r.counts["glob_mismatch"] == 1
+    assert r.counts["messages_test_event"] == 1 and r.counts["messages_no_records"] == 1
+    kept = plan_round(bodies, {}.get, NOW, 15 * 86400, "*.csv", False, keep_for_consumer_error=True).keep
+    assert kept == [False, False, True, True, False, False, False, False]
+
+
+def test_pack_fills_the_slots_and_splits_only_for_bytes():
+    small = [1 << 10] * 2000
+    parts = pack(small, lambda s: s, 128 << 20, slots=2)
+    assert len(parts) <= 3 and sum(map(len, parts)) == 2000  # a task or two per core, not Spark's 60
+    assert max(map(len, parts)) - min(map(len, parts)) <= 1  # and evenly
+    big = [20 << 20] * 50
+    parts = pack(big, lambda s: s, 128 << 20, slots=2)
+    assert len(parts) == 8 and {len(p) for p in parts} == {6, 7}  # 1 GB: about maxPartitionBytes each
+    assert pack([5], lambda s: s, 1, slots=8) == [[5]] and pack([], lambda s: s, 1, slots=2) == []

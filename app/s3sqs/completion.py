@@ -1,0 +1,88 @@
+"""Is everything announced so far in the sink? The answer `--until-drained` stops on.
+
+It takes three facts, read in this order: the queue is empty (nothing visible, in flight or delayed);
+every file the source recorded is in a logged offset (a message is only deleted once its file is
+durable in the index, so an empty queue means the index has every file); and that offset has its
+commit in Spark's checkpoint. Reading the queue first makes the later reads at least as new.
+"""
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import dataclass
+
+import boto3
+from botocore.config import Config
+
+from .options import SourceOptions
+from .queue import QueueClient, sqs_client
+from .snapshots import Snapshots, read_status
+from .storage import Store, open_store
+
+
+@dataclass(frozen=True)
+class Progress:
+    queued: int              # messages visible, in flight or delayed
+    recorded: int            # files the source has recorded (its last seq)
+    logged: int | None       # end offset of Spark's newest logged batch; None before the first
+    batch_id: int | None     # that batch's id
+    committed: bool          # whether Spark committed that batch
+
+    @property
+    def drained(self) -> bool:
+        return self.queued == 0 and self.recorded == (self.logged or 0) and (self.batch_id is None or self.committed)
+
+    def waiting_for(self) -> str:
+        if self.queued:
+            return f"{self.queued} messages in the queue"
+        if self.recorded != (self.logged or 0):
+            return f"files up to offset {self.recorded} to be planned (logged: {self.logged or 0})"
+        if not self.committed:
+            return f"batch {self.batch_id} to be committed"
+        return "nothing"
+
+
+def newest_batch(checkpoint: Store) -> tuple[int | None, int | None, bool]:
+    """(batch id, end seq, committed) of the newest offset Spark logged in a checkpoint."""
+    ids = [int(n.rsplit("/", 1)[-1]) for n in checkpoint.list("offsets") if re.fullmatch(r"offsets/\d+", n)]
+    if not ids:
+        return None, None, False
+    batch = max(ids)
+    raw = checkpoint.get_bytes(f"offsets/{batch}") or b""
+    # Spark's offset log: a version line, the batch metadata, then one line per source.
+    lines = [ln for ln in raw.decode().splitlines() if ln.strip()]
+    try:
+        seq = int(json.loads(lines[-1])["seq"])
+    except (IndexError, KeyError, TypeError, ValueError):
+        raise ValueError(f"offsets/{batch} in the checkpoint is not an s3-sqs offset log: {raw[:200]!r}") from None
+    return batch, seq, checkpoint.get_bytes(f"commits/{batch}") is not None
+
+
+class CompletionCheck:
+    """Reads the three facts for one source and checkpoint; clients are made once."""
+
+    def __init__(self, opts: SourceOptions, checkpoint: str):
+        self.queue = QueueClient(sqs_client(opts.queue_region, opts.endpoint_url, opts.max_retries, 1),
+                                 opts.queue_url, opts.visibility_timeout_seconds, 1)
+        s3 = _s3_factory(opts)
+        self.state = Snapshots(open_store(opts.state_location, s3))
+        self.checkpoint = open_store(checkpoint, s3)
+
+    def __call__(self) -> Progress:
+        queued = sum(self.queue.depth().values())
+        recorded = read_status(self.state)["last_seq"]
+        batch, logged, committed = newest_batch(self.checkpoint)
+        return Progress(queued, recorded, logged, batch, committed)
+
+
+def _s3_factory(opts: SourceOptions):
+    client = None
+
+    def make():
+        nonlocal client
+        if client is None:
+            client = boto3.session.Session().client(
+                "s3", region_name=opts.queue_region, endpoint_url=opts.endpoint_url,
+                config=Config(retries={"max_attempts": opts.max_retries + 1, "mode": "standard"}))
+        return client
+    return make

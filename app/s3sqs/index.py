@@ -1,0 +1,169 @@
+"""The RocksDB file index: every announced file with its sequence number, and the planned batches.
+
+Key layout (raw bytes; big-endian integers keep numeric order):
+  d<dedup key>            -> seq          has this file been seen? (bucket+key, +etag with overwrites)
+  s<seq>                  -> S3File JSON  the files of offsets (a, b], for planning and replay
+  t<event ms><seq>        -> dedup key    age index, so trimming costs what it removes
+  b<start seq>            -> end seq      planned batches, for reprocessing by batch id
+  m<name>                 -> value        counters: last seq, committed seq, stats
+
+One writer: the Spark runner process. Durability comes from snapshots (snapshots.py).
+"""
+from __future__ import annotations
+
+import json
+import struct
+
+from rocksdict import Options, Rdict, WriteBatch
+
+from .files import S3File
+
+_U64 = struct.Struct(">Q")
+
+
+class StateError(RuntimeError):
+    """The durable state is missing or inconsistent; the message says what and where."""
+
+
+def u64(n: int) -> bytes:
+    return _U64.pack(n)
+
+
+def db_options() -> Options:
+    opts = Options(raw_mode=True)
+    opts.create_if_missing(True)
+    # Every snapshot ships the MANIFEST; rolling it over keeps that cost flat instead of growing
+    # with the number of snapshots ever taken.
+    opts.set_max_manifest_file_size(64 << 10)
+    return opts
+
+
+class FileIndex:
+    """Open RocksDB plus the counters cached from it."""
+
+    def __init__(self, db: Rdict):
+        self.db = db
+        self.last_seq = self._meta_int(b"last_seq")
+        self.committed_seq = self._meta_int(b"committed")
+        self.stats: dict[str, int] = json.loads(self.db.get(b"mstats") or b"{}")
+        self.planned_end = max(self._last_batch_end(), self.committed_seq)
+        self.dirty = False  # written since the last snapshot
+
+    # -- reads --
+    def seq_of(self, dedup_key: str) -> int | None:
+        v = self.db.get(b"d" + dedup_key.encode())
+        return None if v is None else _U64.unpack(v)[0]
+
+    def records(self, first: int, last: int) -> list[S3File]:
+        """Files with first <= seq <= last, in order."""
+        out = []
+        if last < first:
+            return out
+        for k, v in self.db.items(from_key=b"s" + u64(first)):
+            if not k.startswith(b"s") or _U64.unpack(k[1:9])[0] > last:
+                break
+            out.append(S3File.from_json(v))
+        return out
+
+    def iter_sizes(self, first: int):
+        for k, v in self.db.items(from_key=b"s" + u64(first)):
+            if not k.startswith(b"s"):
+                return
+            yield S3File.from_json(v).size or 0
+
+    def batches(self) -> list[tuple[int, int]]:
+        """Planned batches as (start, end], in order; a batch id is its position."""
+        out = []
+        for k, v in self.db.items(from_key=b"b"):
+            if not k.startswith(b"b"):
+                break
+            out.append((_U64.unpack(k[1:])[0], _U64.unpack(v)[0]))
+        return out
+
+    def _last_batch_end(self) -> int:
+        for k, v in self.db.items(backwards=True, from_key=b"c"):
+            return _U64.unpack(v)[0] if k.startswith(b"b") else 0
+        return 0
+
+    def meta(self, name: str) -> bytes | None:
+        return self.db.get(b"m" + name.encode())
+
+    def counters(self) -> dict[str, int]:
+        """What a status reader needs without opening the database."""
+        return {"last_seq": self.last_seq, "committed_seq": self.committed_seq, "planned_end": self.planned_end}
+
+    # -- writes --
+    def add_files(self, files: list[tuple[str, S3File]], stats_delta: dict[str, int],
+                  extra_meta: dict[str, bytes] | None = None) -> list[S3File]:
+        """Give each (dedup key, file) the next seq, in one atomic write. Returns the numbered files."""
+        wb = WriteBatch(raw_mode=True)
+        out = []
+        seq = self.last_seq
+        for dedup_key, f in files:
+            seq += 1
+            rec = f.numbered(seq)
+            wb.put(b"s" + u64(seq), rec.to_json())
+            wb.put(b"d" + dedup_key.encode(), u64(seq))
+            if rec.event_ms is not None:
+                wb.put(b"t" + u64(max(rec.event_ms, 0)) + u64(seq), dedup_key.encode())
+            out.append(rec)
+        wb.put(b"mlast_seq", u64(seq))
+        stats = self._merged_stats(stats_delta)
+        wb.put(b"mstats", json.dumps(stats, sort_keys=True).encode())
+        for k, v in (extra_meta or {}).items():
+            wb.put(b"m" + k.encode(), v)
+        self.db.write(wb)
+        self.dirty = True
+        self.last_seq = seq
+        self.stats = stats
+        return out
+
+    def record_batch(self, start: int, end: int) -> None:
+        """Remember the batch that starts at `start`; a later plan for the same start replaces it."""
+        if end > start and self.db.get(b"b" + u64(start)) != u64(end):
+            self.db.put(b"b" + u64(start), u64(end))
+            self.dirty = True
+        self.planned_end = max(self.planned_end, end)
+
+    def set_committed(self, seq: int) -> None:
+        if seq > self.committed_seq:
+            self.db.put(b"mcommitted", u64(seq))
+            self.committed_seq = seq
+            self.planned_end = max(self.planned_end, seq)
+            self.dirty = True
+
+    def trim_older_than(self, cutoff_ms: int) -> int:
+        """Forget committed files whose event time is before cutoff; cost is proportional to what goes."""
+        wb = WriteBatch(raw_mode=True)
+        n = 0
+        for k, v in self.db.items(from_key=b"t"):
+            if not k.startswith(b"t") or _U64.unpack(k[1:9])[0] >= cutoff_ms:
+                break
+            seq = _U64.unpack(k[9:17])[0]
+            if seq > self.committed_seq:
+                continue
+            wb.delete(k)
+            wb.delete(b"s" + u64(seq))
+            if self.seq_of(v.decode()) == seq:
+                wb.delete(b"d" + v)
+            n += 1
+        if n:
+            self.db.write(wb)
+            self.dirty = True
+        return n
+
+    def add_stats(self, delta: dict[str, int]) -> None:
+        if any(delta.values()):
+            self.stats = self._merged_stats(delta)
+            self.db.put(b"mstats", json.dumps(self.stats, sort_keys=True).encode())
+            self.dirty = True
+
+    def _meta_int(self, name: bytes) -> int:
+        v = self.db.get(b"m" + name)
+        return 0 if v is None else _U64.unpack(v)[0]
+
+    def _merged_stats(self, delta: dict[str, int]) -> dict[str, int]:
+        merged = dict(self.stats)
+        for k, v in delta.items():
+            merged[k] = merged.get(k, 0) + v
+        return merged
