@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from infra.contract import CONSUMER_NAME_RE, CONSUMER_NAME_RULE, DEFAULT_MAX_RECEIVE_COUNT
+
 # Top-level context keys this module owns; everything else in the context (feature flags) is ignored.
 CONTEXT_KEYS = (
     "sourceBucket",
@@ -26,7 +28,6 @@ DEFAULT_RELEASE_LABEL = "emr-spark-8.0.0"
 ARCHITECTURES = ("X86_64", "ARM64")
 
 _ACCOUNT_RE = re.compile(r"^\d{12}$")
-_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$|^[a-z]$")
 # Real S3 URL-encodes event keys (a space becomes "+"), so a prefix outside these characters would be
 # compared in encoded form by SNS and never match.
 _KEY_PART_RE = re.compile(r"^[A-Za-z0-9/_.\-]*$")
@@ -63,7 +64,7 @@ class ConsumerConfig:
     name: str
     account_id: str
     prefix: str = ""
-    max_receive_count: int = 5
+    max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT
     visibility_timeout_seconds: int = 300
 
     @property
@@ -220,11 +221,8 @@ def _event_filter(raw: Any) -> EventFilterConfig:
 def _consumer(raw: Any, key: str, event_filter: EventFilterConfig) -> ConsumerConfig:
     obj = _object(raw, key, ("name", "accountId", "prefix", "maxReceiveCount", "visibilityTimeoutSeconds"))
     name = _str(obj, "name", key)
-    if name is None or not _NAME_RE.match(name):
-        raise ConfigError(
-            f"{key}.name: {name!r} is not allowed; allowed: 1-32 characters, lower-case letters, digits and '-', "
-            "starting with a letter and not ending with '-'"
-        )
+    if name is None or not CONSUMER_NAME_RE.match(name):
+        raise ConfigError(f"{key}.name: {name!r} is not allowed; allowed: {CONSUMER_NAME_RULE}")
     account = _str(obj, "accountId", key)
     if account is None or not _ACCOUNT_RE.match(account):
         raise ConfigError(f"{key}.accountId: {account!r} is not allowed; allowed: a 12-digit AWS account id string")
@@ -238,7 +236,7 @@ def _consumer(raw: Any, key: str, event_filter: EventFilterConfig) -> ConsumerCo
         name=name,
         account_id=account,
         prefix=prefix,
-        max_receive_count=_int(obj, "maxReceiveCount", key, 5, 1, 1000),
+        max_receive_count=_int(obj, "maxReceiveCount", key, DEFAULT_MAX_RECEIVE_COUNT, 1, 1000),
         visibility_timeout_seconds=_int(obj, "visibilityTimeoutSeconds", key, 300, 0, 43200),
     )
 

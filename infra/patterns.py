@@ -21,18 +21,12 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.config import AlarmConfig, ConsumerConfig, EmrConfig, EventFilterConfig
+from infra.contract import QUEUE_CONSUME_ACTIONS
 
 # Consumers drain within minutes; four days covers a long weekend outage.
 QUEUE_RETENTION = Duration.days(4)
 # The maximum SQS allows: a DLQ must outlive its source queue so nothing expires before redrive.
 DLQ_RETENTION = Duration.days(14)
-
-CONSUME_ACTIONS = [
-    "sqs:ReceiveMessage",
-    "sqs:DeleteMessage",
-    "sqs:ChangeMessageVisibility",
-    "sqs:GetQueueAttributes",
-]
 
 
 def acknowledge(construct: Construct, rule_id: str, reason: str) -> None:
@@ -252,7 +246,7 @@ class ConsumerQueue(Construct):
             iam.PolicyStatement(
                 sid="AllowConsumerAccount",
                 principals=[iam.ArnPrincipal(p) for p in principals],
-                actions=CONSUME_ACTIONS,
+                actions=list(QUEUE_CONSUME_ACTIONS),
                 resources=[self.queue.queue_arn],
             )
         )
@@ -358,7 +352,7 @@ class JobRole(Construct):
             ),
             iam.PolicyStatement(
                 sid="ConsumeOwnQueue",
-                actions=CONSUME_ACTIONS + ["sqs:GetQueueUrl"],
+                actions=[*QUEUE_CONSUME_ACTIONS, "sqs:GetQueueUrl"],
                 resources=[queue.queue_arn],
             ),
             iam.PolicyStatement(

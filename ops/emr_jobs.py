@@ -16,17 +16,12 @@ import uuid
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from infra.contract import EMR_LOGS_PREFIX, JOB_ARTIFACTS_PREFIX, checkpoint_prefix, output_prefix
 from ops import packaging
 from ops.stack_outputs import OutputsError, StackOutputs, load_outputs
 
 DEFAULT_OUTPUTS_FILE = "cdk-outputs.json"
 ENV_PYTHON = f"./{packaging.ENV_ARCHIVE_ALIAS}/bin/python"
-# Content-addressed, so a rebuilt archive never overwrites one a running job still reads.
-ARTIFACT_PREFIX = "jobs/"
-# The stack's job role may write EMR's logs only here (infra: MONITORING_PREFIX).
-MONITORING_PREFIX = "emr-logs/"
-CHECKPOINT_ROOT = "checkpoints/"
-OUTPUT_ROOT = "output/"
 TERMINAL_STATES = ("SUCCESS", "FAILED", "CANCELLED")
 ACTIVE_STATES = ("SUBMITTED", "PENDING", "SCHEDULED", "RUNNING", "QUEUED", "CANCELLING")
 DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR = 5
@@ -79,8 +74,9 @@ class ArtifactLocations:
         return f"s3://{self.bucket}/{self.keys[name]}"
 
 
-def artifact_locations(manifest: dict, bucket: str, prefix: str = ARTIFACT_PREFIX) -> ArtifactLocations:
-    """jobs/<sha256 prefix>/<file>: the key changes exactly when the content does."""
+def artifact_locations(manifest: dict, bucket: str, prefix: str = JOB_ARTIFACTS_PREFIX) -> ArtifactLocations:
+    """jobs/<sha256 prefix>/<file>: the key changes exactly when the content does, so a rebuilt archive
+    never overwrites one a running job still reads."""
     keys = {name: f"{prefix}{meta['sha256'][:16]}/{name}" for name, meta in sorted(manifest["artifacts"].items())}
     return ArtifactLocations(bucket, keys)
 
@@ -89,8 +85,8 @@ def default_locations(outputs: StackOutputs, consumer: str) -> tuple[str, str]:
     """(checkpoint, output) under the prefixes the consumer's job role may write."""
     c = outputs.consumer(consumer)
     bucket = None if (c.checkpoint_uri and c.output_uri) else outputs.get("CheckpointBucketName")
-    checkpoint = c.checkpoint_uri or f"s3://{bucket}/{CHECKPOINT_ROOT}{consumer}/"
-    output = c.output_uri or f"s3://{bucket}/{OUTPUT_ROOT}{consumer}/"
+    checkpoint = c.checkpoint_uri or f"s3://{bucket}/{checkpoint_prefix(consumer)}"
+    output = c.output_uri or f"s3://{bucket}/{output_prefix(consumer)}"
     return checkpoint.rstrip("/"), output.rstrip("/")
 
 
@@ -170,7 +166,7 @@ def build_start_job_run_request(
         "configurationOverrides": {
             "monitoringConfiguration": {
                 # The artifacts bucket, next to the code that produced them; the job role may write there.
-                "s3MonitoringConfiguration": {"logUri": f"s3://{outputs.get('ArtifactsBucketName')}/{MONITORING_PREFIX}"},
+                "s3MonitoringConfiguration": {"logUri": f"s3://{outputs.get('ArtifactsBucketName')}/{EMR_LOGS_PREFIX}"},
                 "cloudWatchLoggingConfiguration": {
                     "enabled": True,
                     "logGroupName": outputs.get("LogGroupName"),

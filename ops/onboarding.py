@@ -18,6 +18,7 @@ from urllib.parse import urlparse
 
 from botocore.exceptions import BotoCoreError, ClientError
 
+from infra.contract import CONSUMER_NAME_RE, CONSUMER_NAME_RULE
 from ops import policy_merge as pm
 from ops.stack_outputs import OutputsError, load_outputs
 
@@ -25,7 +26,6 @@ MAX_ATTEMPTS = 3
 
 BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
 TOPIC_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):sns:([a-z0-9-]+):([0-9]{12}):([A-Za-z0-9_.-]{1,256})\Z")
-CONSUMER_NAME_RE = re.compile(r"^(?:[a-z][a-z0-9-]{0,30}[a-z0-9]|[a-z])\Z")  # as infra/config.py allows
 KEY_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):kms:([a-z0-9-]+):([0-9]{12}):key/([A-Za-z0-9-]+)\Z")
 FROM_OUTPUTS = "<from-outputs>"
 
@@ -398,10 +398,7 @@ def build_request(args: argparse.Namespace, default_region: str | None) -> Reque
         )
     name = args.consumer or f"account-{grantee.account}"
     if not CONSUMER_NAME_RE.match(name):
-        raise OnboardError(
-            f"--consumer {name!r} cannot name a consumer in cdk.json: use 1-32 lower-case letters, digits and '-', "
-            "starting with a letter"
-        )
+        raise OnboardError(f"--consumer {name!r} cannot name a consumer in cdk.json: use {CONSUMER_NAME_RULE}")
     if prefixes and len(prefixes) > 1:
         notes.append(
             f"cdk.json takes one prefix per consumer; its entry uses the shared prefix {common_prefix(prefixes)!r}"
