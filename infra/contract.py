@@ -28,7 +28,9 @@ def output_prefix(consumer: str) -> str:
 
 # A consumer name becomes part of resource names, output keys and S3 prefixes.
 CONSUMER_NAME_RE = re.compile(r"^(?:[a-z][a-z0-9-]{0,30}[a-z0-9]|[a-z])\Z")
-CONSUMER_NAME_RULE = "1-32 characters, lower-case letters, digits and '-', starting with a letter and not ending with '-'"
+CONSUMER_NAME_RULE = (
+    "1-32 characters, lower-case letters, digits and '-', starting with a letter and not ending with '-'"
+)
 
 # What reading a consumer queue takes: the stack grants these to each consumer's principals and job
 # role, and onboarding grants them to another account.

@@ -263,26 +263,35 @@ class ConsumerQueue(Construct):
             )
 
         period = Duration.seconds(alarms.period_seconds)
-        self.dlq_alarm = cloudwatch.Alarm(
-            self,
-            "DlqMessagesAlarm",
-            alarm_description=f"Messages for consumer {consumer.name} reached its dead-letter queue",
+        self.dlq_alarm = _max_reaches_alarm(
+            self, "DlqMessagesAlarm", alarms,
+            description=f"Messages for consumer {consumer.name} reached its dead-letter queue",
             metric=self.dlq.metric_approximate_number_of_messages_visible(period=period, statistic="Maximum"),
             threshold=alarms.dlq_messages_threshold,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            evaluation_periods=alarms.evaluation_periods,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
-        self.age_alarm = cloudwatch.Alarm(
-            self,
-            "OldestMessageAgeAlarm",
-            alarm_description=f"Consumer {consumer.name} is falling behind: its oldest message is too old",
+        self.age_alarm = _max_reaches_alarm(
+            self, "OldestMessageAgeAlarm", alarms,
+            description=f"Consumer {consumer.name} is falling behind: its oldest message is too old",
             metric=self.queue.metric_approximate_age_of_oldest_message(period=period, statistic="Maximum"),
             threshold=alarms.oldest_message_age_seconds,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            evaluation_periods=alarms.evaluation_periods,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
+
+
+def _max_reaches_alarm(
+    scope: Construct, id: str, alarms: AlarmConfig, *, description: str, metric: cloudwatch.IMetric, threshold: int,
+) -> cloudwatch.Alarm:
+    """Alarm once the metric reaches the threshold. Missing data is no breach: SQS stops publishing metrics for
+    a queue that has been idle for hours."""
+    return cloudwatch.Alarm(
+        scope,
+        id,
+        alarm_description=description,
+        metric=metric,
+        threshold=threshold,
+        comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluation_periods=alarms.evaluation_periods,
+        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+    )
 
 
 def _object_arn(bucket: s3.IBucket, pattern: str) -> str:
