@@ -12,6 +12,7 @@ from typing import Callable
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ops.errors import OperatorError
+from ops.stack_outputs import StackOutputs, load_outputs
 
 DEFAULT_OUTPUTS_FILE = "cdk-outputs.json"
 INTERRUPTED = 130  # what a shell reports for a command stopped by Ctrl-C (128 + SIGINT)
@@ -36,6 +37,16 @@ def add_aws_args(p: argparse.ArgumentParser) -> None:
 def add_consumer_arg(p: argparse.ArgumentParser, *, required: bool = False,
                      help: str = "consumer name, as in the stack's Consumers output") -> None:
     p.add_argument("--consumer", metavar="NAME", required=required, help=help)
+
+
+def stack_outputs(args: argparse.Namespace) -> StackOutputs | None:
+    """The stack outputs that --outputs-file and --stack name; None when a tool's optional --outputs-file is
+    not given."""
+    if not args.outputs_file:
+        if args.stack:
+            raise OperatorError("--stack needs --outputs-file")
+        return None
+    return load_outputs(args.outputs_file, args.stack)
 
 
 # ---------------------------------------------------------------- argument types (argparse reports their errors)

@@ -17,20 +17,19 @@ from typing import Callable, Iterator
 from botocore.exceptions import ClientError
 
 from ops.aws import NONEXISTENT_QUEUE, error_code, http_status
-from ops.cli import say
 from ops.redrive import RedriveError, dlq
 
-# The first Ctrl-C (or SIGTERM) only asks to stop: work halts at the next batch boundary, never inside an
-# SQS call, so no receipt handle is lost and nothing is half sent. A second one stops at once.
+# A requested stop halts the work at the next batch boundary, never inside an SQS call, so no receipt handle
+# is lost and nothing is half sent (the CLI requests it on the first Ctrl-C or SIGTERM).
 _stop = threading.Event()
 
 
-def request_stop(signum, frame) -> None:
-    """Signal handler: the first call asks the work to stop at the next batch boundary, the second stops it now."""
-    if _stop.is_set():
-        raise KeyboardInterrupt
+def request_stop() -> None:
     _stop.set()
-    say("stopping after the current batch (press Ctrl-C again to stop at once)")
+
+
+def stop_requested() -> bool:
+    return _stop.is_set()
 
 
 def reset_stop() -> None:
@@ -52,7 +51,7 @@ def _sleep(seconds: float) -> None:
 class Holder:
     """Receives from a queue, remembers the newest receipt handle per message id, and gives back visibility."""
 
-    def __init__(self, sqs, url: str, visibility: int, wait_seconds: int = 1, log: Callable[[str], None] = say):
+    def __init__(self, sqs, url: str, visibility: int, wait_seconds: int, log: Callable[[str], None]):
         self.sqs, self.url, self.visibility, self.wait, self.log = sqs, url, visibility, wait_seconds, log
         self.handles: dict[str, str] = {}  # still invisible because of us
         self.seen: set[str] = set()
@@ -170,8 +169,8 @@ def _warn_dlq_redrive_policy(attrs: dict, log) -> None:
 
 # ---------------------------------------------------------------- inspect
 
-def peek(sqs, url: str, limit: int | None, visibility: int, wait_seconds: int = 1, on_message=None,
-         log=say) -> tuple[list[dlq.Decoded], int]:
+def peek(sqs, url: str, limit: int | None, visibility: int, wait_seconds: int = 1, on_message=None, *,
+         log: Callable[[str], None]) -> tuple[list[dlq.Decoded], int]:
     """Receive up to `limit` distinct messages, then make all of them visible again."""
     holder = Holder(sqs, url, visibility, wait_seconds, log)
     decoded: list[dlq.Decoded] = []
@@ -187,7 +186,8 @@ def peek(sqs, url: str, limit: int | None, visibility: int, wait_seconds: int = 
     return decoded, failures
 
 
-def inspect(sqs, dlq_url: str, sample: int, visibility: int, wait_seconds: int = 1, log=say) -> dlq.Inspection:
+def inspect(sqs, dlq_url: str, sample: int, visibility: int, wait_seconds: int = 1, *,
+            log: Callable[[str], None]) -> dlq.Inspection:
     attrs = queue_attributes(sqs, dlq_url, "--dlq-url")
     _warn_dlq_redrive_policy(attrs, log)
     sources = source_queues(sqs, dlq_url)
@@ -203,7 +203,7 @@ def inspect(sqs, dlq_url: str, sample: int, visibility: int, wait_seconds: int =
 # ---------------------------------------------------------------- export
 
 def export(sqs, dlq_url: str, path: str, visibility: int, limit: int | None, overwrite: bool,
-           wait_seconds: int = 1, log=say) -> int:
+           wait_seconds: int = 1, *, log: Callable[[str], None]) -> int:
     if os.path.exists(path) and not overwrite:
         raise RedriveError(f"--to {path} exists; choose another file or pass --overwrite")
     attrs = queue_attributes(sqs, dlq_url, "--dlq-url")
@@ -281,7 +281,7 @@ def _move_task(sqs, dlq_arn: str, dest_arn: str | None, rate: float | None, log)
 
 def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_messages: int | None = None,
             rate: float | None = None, dry_run: bool = False, visibility: int = 30, use_move_task: bool = True,
-            wait_seconds: int = 1, log=say, progress_every: float = 1.0) -> dlq.RedriveResult:
+            wait_seconds: int = 1, log: Callable[[str], None], progress_every: float = 1.0) -> dlq.RedriveResult:
     dlq_attrs = queue_attributes(sqs, dlq_url, "--dlq-url")
     target_attrs = queue_attributes(sqs, target, "--to")
     _warn_dlq_redrive_policy(dlq_attrs, log)

@@ -9,7 +9,7 @@ from urllib.parse import urlparse
 from ops import aws, cli
 from ops.redrive import RedriveError, dlq
 from ops.redrive import aws as sqs_side
-from ops.stack_outputs import OutputsError, load_outputs
+from ops.stack_outputs import OutputsError
 
 PROG = "redrive-dlq"
 MAX_VISIBILITY = 43200  # SQS's limit: 12 hours
@@ -63,19 +63,20 @@ def parser() -> argparse.ArgumentParser:
 
 def _resolve_dlq(args) -> tuple[str, str | None]:
     """The DLQ URL, and the consumer's own queue when the outputs file names one."""
+    if args.outputs_file and not args.consumer:
+        raise RedriveError("--outputs-file needs --consumer NAME to find the DLQ")
+    if args.consumer and not args.outputs_file:
+        raise RedriveError("--consumer needs --outputs-file")
     preferred = None
-    if args.outputs_file:
-        if not args.consumer:
-            raise RedriveError("--outputs-file needs --consumer NAME to find the DLQ")
+    outputs = cli.stack_outputs(args)
+    if outputs is not None:
         try:
-            c = load_outputs(args.outputs_file, args.stack).consumer(args.consumer)
+            c = outputs.consumer(args.consumer)
         except OutputsError as e:
             raise RedriveError(f"--outputs-file: {e}") from None
         preferred = c.queue_url
         if not args.dlq_url:
             args.dlq_url = c.dlq_url
-    elif args.consumer or args.stack:
-        raise RedriveError("--consumer and --stack need --outputs-file")
     if not args.dlq_url:
         raise RedriveError("pass --dlq-url URL, or --outputs-file FILE --consumer NAME")
     u = urlparse(args.dlq_url)
@@ -89,11 +90,11 @@ def _command(args) -> int:
     dlq_url, preferred = _resolve_dlq(args)
     sqs = aws.client(aws.session(args.region), "sqs", args.endpoint_url)
     if args.command == "inspect":
-        ins = sqs_side.inspect(sqs, dlq_url, args.sample, args.visibility_timeout)
+        ins = sqs_side.inspect(sqs, dlq_url, args.sample, args.visibility_timeout, log=cli.say)
         print(dlq.format_inspection(dlq_url, ins, args.depth, args.show, datetime.now(timezone.utc)))
         return 0
     if args.command == "export":
-        n = sqs_side.export(sqs, dlq_url, args.to, args.visibility_timeout, args.limit, args.overwrite)
+        n = sqs_side.export(sqs, dlq_url, args.to, args.visibility_timeout, args.limit, args.overwrite, log=cli.say)
         print(f"exported {n} messages to {args.to}; they are all still in the DLQ")
         return 0
     if args.to and args.to.endswith(".jsonl"):
@@ -101,7 +102,7 @@ def _command(args) -> int:
     target = sqs_side.resolve_target(sqs, dlq_url, args.to, preferred)
     result = sqs_side.redrive(
         sqs, dlq_url, target, key_glob=args.key_glob, max_messages=args.max, rate=args.rate,
-        dry_run=args.dry_run, visibility=args.visibility_timeout, use_move_task=not args.no_move_task,
+        dry_run=args.dry_run, visibility=args.visibility_timeout, use_move_task=not args.no_move_task, log=cli.say,
     )
     for note in result.notes:
         print(note)
@@ -117,11 +118,19 @@ def _command(args) -> int:
     return 0
 
 
+def _on_signal(signum, frame) -> None:
+    """The first Ctrl-C (or SIGTERM) asks the work to stop at the next batch boundary; a second stops it now."""
+    if sqs_side.stop_requested():
+        raise KeyboardInterrupt
+    sqs_side.request_stop()
+    cli.say("stopping after the current batch (press Ctrl-C again to stop at once)")
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     sqs_side.reset_stop()
-    signal.signal(signal.SIGINT, sqs_side.request_stop)
-    signal.signal(signal.SIGTERM, sqs_side.request_stop)  # `kill` gets the same orderly stop as Ctrl-C
+    signal.signal(signal.SIGINT, _on_signal)
+    signal.signal(signal.SIGTERM, _on_signal)  # `kill` gets the same orderly stop as Ctrl-C
     return cli.run(
         PROG, lambda: _command(args), error_exit=1,
         interrupted="no message was lost. Messages already sent but not yet deleted may be sent again by the "

@@ -6,7 +6,7 @@ import re
 import pytest
 
 from infra.contract import QUEUE_CONSUME_ACTIONS
-from ops import policy_merge as pm
+from ops.onboarding import policy as pm
 
 ACCT = "111111111111"
 ROLE = f"arn:aws:iam::{ACCT}:role/analytics-job"

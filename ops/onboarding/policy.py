@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from infra.contract import QUEUE_CONSUME_ACTIONS
+from ops.onboarding import OnboardError
 
 SID_PREFIX = "S3SqsOnboard"
 POLICY_VERSION = "2012-10-17"
@@ -25,7 +26,7 @@ ACCOUNT_RE = re.compile(r"^[0-9]{12}\Z")
 ROLE_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):iam::([0-9]{12}):role/([A-Za-z0-9_+=,.@/-]{1,512})\Z")
 
 
-class PolicyError(ValueError):
+class PolicyError(OnboardError, ValueError):
     """An existing policy cannot be merged safely, or the input is invalid."""
 
 
