@@ -48,6 +48,7 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ops.errors import OperatorError
 from ops.packaging_lock import PINS, PROVIDED_BY_RUNTIME
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -71,7 +72,7 @@ PRUNE_DIRS = ("pyarrow/include", "pyarrow/src", "pyarrow/tests")
 PRUNE_SUFFIXES = (".pyx", ".pxd", ".pxi")
 
 
-class PackagingError(RuntimeError):
+class PackagingError(OperatorError):
     """Something the user can fix: wrong inputs, missing wheels, inconsistent pins."""
 
 
