@@ -9,9 +9,10 @@ from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError
 
-from ops import aws, packaging
+from ops import aws
 from ops.emr import SubmitError, runs
 from ops.emr.request import ArtifactLocations
+from ops.packaging.build import human
 
 
 def session_clients(region: str | None, endpoint_url: str | None):
@@ -51,7 +52,7 @@ def upload_artifacts(s3, dist: Path, manifest: dict, locations: ArtifactLocation
         except ClientError as e:
             if e.response.get("Error", {}).get("Code") not in ("404", "NoSuchKey", "NotFound"):
                 raise SubmitError(f"cannot read s3://{locations.bucket}/{key}: {e}") from None
-        print(f"  {name}: uploading {packaging.human(meta['size'])} to {locations.uri(name)}", file=out, flush=True)
+        print(f"  {name}: uploading {human(meta['size'])} to {locations.uri(name)}", file=out, flush=True)
         try:
             s3.upload_file(str(Path(dist) / name), locations.bucket, key,
                            ExtraArgs={"Metadata": {"sha256": meta["sha256"]}},

@@ -11,12 +11,13 @@ import sys
 import uuid
 from pathlib import Path
 
-from ops import aws, cli, packaging
+from ops import aws, cli
 from ops.emr import SubmitError, runs
 from ops.emr import aws as emr_aws
 from ops.emr.request import (
     DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR, JobSpec, artifact_locations, build_start_job_run_request, validate_request,
 )
+from ops.packaging.build import DEFAULT_DIST, load_manifest
 
 SUBMIT_PROG = "submit-job"
 RUNS_PROG = "job-runs"
@@ -50,7 +51,7 @@ def submit_parser() -> argparse.ArgumentParser:
                    help="extra Spark configuration (repeatable), e.g. spark.executor.memory=8g")
     p.add_argument("--name", help="job run name (default s3sqs-<consumer>)")
     p.add_argument("--client-token", help="idempotency token (default: a new one per submission)")
-    p.add_argument("--dist", type=Path, default=packaging.DEFAULT_DIST, help="artifacts directory (default dist/)")
+    p.add_argument("--dist", type=Path, default=DEFAULT_DIST, help="artifacts directory (default dist/)")
     p.add_argument("--dry-run", action="store_true", help="print the StartJobRun request; upload and start nothing")
     p.add_argument("--wait", action="store_true", help="follow the run until it ends; exit 1 unless it succeeds")
     p.add_argument("--poll-seconds", type=float, default=10.0, help=argparse.SUPPRESS)
@@ -59,7 +60,7 @@ def submit_parser() -> argparse.ArgumentParser:
 
 def _submit(args, out) -> int:
     outputs = cli.stack_outputs(args)
-    manifest = packaging.load_manifest(args.dist)
+    manifest = load_manifest(args.dist)
     spec = JobSpec(
         consumer=args.consumer, format=args.format, schema=args.schema, output=args.output,
         checkpoint=args.checkpoint, partition_by=args.partition_by, options=tuple(args.option),

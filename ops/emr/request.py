@@ -9,11 +9,11 @@ import shlex
 from dataclasses import dataclass, field
 
 from infra.contract import EMR_LOGS_PREFIX, JOB_ARTIFACTS_PREFIX, checkpoint_prefix, output_prefix
-from ops import packaging
 from ops.emr import SubmitError
+from ops.packaging.target import CONNECTOR_ARCHIVE_ALIAS, ENV_ARCHIVE_ALIAS
 from ops.stack_outputs import StackOutputs
 
-ENV_PYTHON = f"./{packaging.ENV_ARCHIVE_ALIAS}/bin/python"
+ENV_PYTHON = f"./{ENV_ARCHIVE_ALIAS}/bin/python"
 DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR = 5
 
 
@@ -84,8 +84,8 @@ def _check_conf(item: str) -> tuple[str, str]:
 def spark_submit_parameters(env_uri: str, connector_uri: str, extra_conf: tuple[str, ...] = ()) -> str:
     """The archive and interpreter settings EMR needs, then the operator's own --conf pairs."""
     confs = [
-        ("spark.archives", f"{env_uri}#{packaging.ENV_ARCHIVE_ALIAS},"
-                           f"{connector_uri}#{packaging.CONNECTOR_ARCHIVE_ALIAS}"),
+        ("spark.archives", f"{env_uri}#{ENV_ARCHIVE_ALIAS},"
+                           f"{connector_uri}#{CONNECTOR_ARCHIVE_ALIAS}"),
         ("spark.emr-serverless.driverEnv.PYSPARK_DRIVER_PYTHON", ENV_PYTHON),
         ("spark.emr-serverless.driverEnv.PYSPARK_PYTHON", ENV_PYTHON),
         ("spark.executorEnv.PYSPARK_PYTHON", ENV_PYTHON),

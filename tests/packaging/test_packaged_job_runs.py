@@ -34,7 +34,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from infra.local_stand_in import deploy_to_moto, synth_template, write_outputs_file
-from ops import packaging
+from ops.packaging import build, target
 from ops.emr import request as emr_request
 from ops.stack_outputs import load_outputs
 from tests.packaging.conftest import REGION
@@ -58,9 +58,9 @@ def bare_env(extra: dict[str, str]) -> dict[str, str]:
 def unpack(dist: Path, manifest: dict, workdir: Path) -> None:
     """What EMR does for the driver container: each archive under its #alias in the working directory."""
     with tarfile.open(dist / manifest["environment"]) as tar:
-        tar.extractall(workdir / packaging.ENV_ARCHIVE_ALIAS, filter="tar")
+        tar.extractall(workdir / target.ENV_ARCHIVE_ALIAS, filter="tar")
     with zipfile.ZipFile(dist / manifest["connector"]) as zf:
-        zf.extractall(workdir / packaging.CONNECTOR_ARCHIVE_ALIAS)
+        zf.extractall(workdir / target.CONNECTOR_ARCHIVE_ALIAS)
 
 
 @pytest.mark.spark
@@ -70,7 +70,7 @@ def test_packaged_job_ingests_from_moto(moto_server, built_dist, tmp_path, recor
     outputs_file = write_outputs_file(deploy_to_moto(synth_template(), endpoint, REGION), tmp_path / "cdk-outputs.json")
     outputs = load_outputs(outputs_file)
     consumer = outputs.consumer(CONSUMER)
-    manifest = packaging.load_manifest(built_dist.dist)
+    manifest = build.load_manifest(built_dist.dist)
 
     # Files land in the source bucket; S3 -> SNS -> the consumer's queue, as deployed.
     s3 = boto3.client("s3", region_name=REGION, endpoint_url=endpoint)

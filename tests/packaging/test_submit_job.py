@@ -17,7 +17,7 @@ import boto3
 import pytest
 
 from infra.local_stand_in import deploy_to_moto, synth_template, write_outputs_file
-from ops import packaging
+from ops.packaging import build
 from ops.emr import aws as emr_aws
 from ops.emr import cli as emr_cli
 from ops.emr import request as emr_request
@@ -146,7 +146,7 @@ def test_submit_uploads_artifacts_and_sends_the_dry_run_request(stack, built_dis
 
     # The uploaded artifacts are dist/'s bytes, under content-addressed keys.
     for a in built_dist.artifacts:
-        key = next(k for k in emr_request.artifact_locations(packaging.load_manifest(built_dist.dist), art).keys.values()
+        key = next(k for k in emr_request.artifact_locations(build.load_manifest(built_dist.dist), art).keys.values()
                    if k.endswith("/" + a.name))
         body = s3.get_object(Bucket=art, Key=key)
         assert hashlib.sha256(body["Body"].read()).hexdigest() == a.sha256
