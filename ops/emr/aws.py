@@ -50,7 +50,7 @@ def upload_artifacts(s3, dist: Path, manifest: dict, locations: ArtifactLocation
                 print(f"  {name}: already at {locations.uri(name)}", file=out, flush=True)
                 continue
         except ClientError as e:
-            if e.response.get("Error", {}).get("Code") not in ("404", "NoSuchKey", "NotFound"):
+            if aws.error_code(e) not in ("404", "NoSuchKey", "NotFound"):
                 raise SubmitError(f"cannot read s3://{locations.bucket}/{key}: {e}") from None
         print(f"  {name}: uploading {human(meta['size'])} to {locations.uri(name)}", file=out, flush=True)
         try:
