@@ -234,7 +234,7 @@ def export(sqs, dlq_url: str, path: str, visibility: int, limit: int | None, ove
 
 # ---------------------------------------------------------------- redrive
 
-def _move_task(sqs, dlq_arn: str, dest_arn: str | None, rate: float | None, log) -> dlq.dlq.RedriveResult | None:
+def _move_task(sqs, dlq_arn: str, dest_arn: str | None, rate: float | None, log) -> dlq.RedriveResult | None:
     """Move everything with StartMessageMoveTask and watch it. None when the API is not available here."""
     try:
         running = [t for t in sqs.list_message_move_tasks(SourceArn=dlq_arn, MaxResults=1).get("Results", [])
