@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
+from infra.contract import CONSUMER_NAME_RE, CONSUMER_NAME_RULE, DEFAULT_MAX_RECEIVE_COUNT
+
 # Top-level context keys this module owns; everything else in the context (feature flags) is ignored.
 CONTEXT_KEYS = (
     "sourceBucket",
@@ -26,7 +28,6 @@ DEFAULT_RELEASE_LABEL = "emr-spark-8.0.0"
 ARCHITECTURES = ("X86_64", "ARM64")
 
 _ACCOUNT_RE = re.compile(r"^\d{12}$")
-_NAME_RE = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$|^[a-z]$")
 # Real S3 URL-encodes event keys (a space becomes "+"), so a prefix outside these characters would be
 # compared in encoded form by SNS and never match.
 _KEY_PART_RE = re.compile(r"^[A-Za-z0-9/_.\-]*$")
@@ -63,7 +64,7 @@ class ConsumerConfig:
     name: str
     account_id: str
     prefix: str = ""
-    max_receive_count: int = 5
+    max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT
     visibility_timeout_seconds: int = 300
 
     @property
@@ -192,6 +193,7 @@ def _key_part(obj: dict, name: str, key: str) -> str:
 
 
 # --- sections --------------------------------------------------------------------------------------
+# A key left out takes the default of its dataclass field, so each default is written once.
 
 def _source_bucket(raw: Any) -> SourceBucketConfig:
     key = "sourceBucket"
@@ -220,11 +222,8 @@ def _event_filter(raw: Any) -> EventFilterConfig:
 def _consumer(raw: Any, key: str, event_filter: EventFilterConfig) -> ConsumerConfig:
     obj = _object(raw, key, ("name", "accountId", "prefix", "maxReceiveCount", "visibilityTimeoutSeconds"))
     name = _str(obj, "name", key)
-    if name is None or not _NAME_RE.match(name):
-        raise ConfigError(
-            f"{key}.name: {name!r} is not allowed; allowed: 1-32 characters, lower-case letters, digits and '-', "
-            "starting with a letter and not ending with '-'"
-        )
+    if name is None or not CONSUMER_NAME_RE.match(name):
+        raise ConfigError(f"{key}.name: {name!r} is not allowed; allowed: {CONSUMER_NAME_RULE}")
     account = _str(obj, "accountId", key)
     if account is None or not _ACCOUNT_RE.match(account):
         raise ConfigError(f"{key}.accountId: {account!r} is not allowed; allowed: a 12-digit AWS account id string")
@@ -238,8 +237,10 @@ def _consumer(raw: Any, key: str, event_filter: EventFilterConfig) -> ConsumerCo
         name=name,
         account_id=account,
         prefix=prefix,
-        max_receive_count=_int(obj, "maxReceiveCount", key, 5, 1, 1000),
-        visibility_timeout_seconds=_int(obj, "visibilityTimeoutSeconds", key, 300, 0, 43200),
+        max_receive_count=_int(obj, "maxReceiveCount", key, ConsumerConfig.max_receive_count, 1, 1000),
+        visibility_timeout_seconds=_int(
+            obj, "visibilityTimeoutSeconds", key, ConsumerConfig.visibility_timeout_seconds, 0, 43200
+        ),
     )
 
 
@@ -293,7 +294,7 @@ def _principals(raw: Any, consumers: tuple[ConsumerConfig, ...]) -> tuple[str, .
 def _kms(raw: Any) -> KmsConfig:
     key = "kms"
     obj = _object(raw if raw is not None else {}, key, ("mode",))
-    return KmsConfig(mode=_choice(obj, "mode", key, "managed", ("managed", "customer")))
+    return KmsConfig(mode=_choice(obj, "mode", key, KmsConfig.mode, ("managed", "customer")))
 
 
 def _emr(raw: Any) -> EmrConfig:
@@ -313,25 +314,25 @@ def _emr(raw: Any) -> EmrConfig:
         )
     cap_key = f"{key}.maximumCapacity"
     cap = _object(obj.get("maximumCapacity") or {}, cap_key, ("vcpu", "memoryGb", "diskGb"))
-    vcpu = _int(cap, "vcpu", cap_key, 16, 1, 4000)
-    memory = _int(cap, "memoryGb", cap_key, 64, 2, 24000)
+    vcpu = _int(cap, "vcpu", cap_key, EmrConfig.max_vcpu, 1, 4000)
+    memory = _int(cap, "memoryGb", cap_key, EmrConfig.max_memory_gb, 2, 24000)
     if not vcpu <= memory <= vcpu * 8:
         raise ConfigError(
             f"{cap_key}.memoryGb: {memory} GB for {vcpu} vCPU is not allowed; allowed: 1 to 8 GB per vCPU "
             f"({vcpu} to {vcpu * 8})"
         )
-    retention = _int(obj, "logRetentionDays", key, 30, 1, 3653)
+    retention = _int(obj, "logRetentionDays", key, EmrConfig.log_retention_days, 1, 3653)
     if retention not in _LOG_RETENTION_DAYS:
         raise ConfigError(
             f"{key}.logRetentionDays: {retention} is not allowed; allowed: {', '.join(map(str, _LOG_RETENTION_DAYS))}"
         )
     return EmrConfig(
         release_label=label,
-        architecture=_choice(obj, "architecture", key, "X86_64", ARCHITECTURES),
+        architecture=_choice(obj, "architecture", key, EmrConfig.architecture, ARCHITECTURES),
         max_vcpu=vcpu,
         max_memory_gb=memory,
-        max_disk_gb=_int(cap, "diskGb", cap_key, 200, 20, 200000),
-        idle_timeout_minutes=_int(obj, "idleTimeoutMinutes", key, 15, 1, 10080),
+        max_disk_gb=_int(cap, "diskGb", cap_key, EmrConfig.max_disk_gb, 20, 200000),
+        idle_timeout_minutes=_int(obj, "idleTimeoutMinutes", key, EmrConfig.idle_timeout_minutes, 1, 10080),
         log_retention_days=retention,
     )
 
@@ -347,14 +348,18 @@ def _alarms(raw: Any) -> AlarmConfig:
         key,
         ("dlqMessagesThreshold", "oldestMessageAgeSeconds", "periodSeconds", "evaluationPeriods"),
     )
-    period = _int(obj, "periodSeconds", key, 300, 60, 86400)
+    period = _int(obj, "periodSeconds", key, AlarmConfig.period_seconds, 60, 86400)
     if period % 60:
         raise ConfigError(f"{key}.periodSeconds: {period} is not allowed; allowed: a multiple of 60")
     return AlarmConfig(
-        dlq_messages_threshold=_int(obj, "dlqMessagesThreshold", key, 1, 1, 1_000_000),
-        oldest_message_age_seconds=_int(obj, "oldestMessageAgeSeconds", key, 900, 60, 1_209_600),
+        dlq_messages_threshold=_int(
+            obj, "dlqMessagesThreshold", key, AlarmConfig.dlq_messages_threshold, 1, 1_000_000
+        ),
+        oldest_message_age_seconds=_int(
+            obj, "oldestMessageAgeSeconds", key, AlarmConfig.oldest_message_age_seconds, 60, 1_209_600
+        ),
         period_seconds=period,
-        evaluation_periods=_int(obj, "evaluationPeriods", key, 1, 1, 100),
+        evaluation_periods=_int(obj, "evaluationPeriods", key, AlarmConfig.evaluation_periods, 1, 100),
     )
 
 

@@ -21,18 +21,12 @@ from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
 from infra.config import AlarmConfig, ConsumerConfig, EmrConfig, EventFilterConfig
+from infra.contract import QUEUE_CONSUME_ACTIONS
 
 # Consumers drain within minutes; four days covers a long weekend outage.
 QUEUE_RETENTION = Duration.days(4)
 # The maximum SQS allows: a DLQ must outlive its source queue so nothing expires before redrive.
 DLQ_RETENTION = Duration.days(14)
-
-CONSUME_ACTIONS = [
-    "sqs:ReceiveMessage",
-    "sqs:DeleteMessage",
-    "sqs:ChangeMessageVisibility",
-    "sqs:GetQueueAttributes",
-]
 
 
 def acknowledge(construct: Construct, rule_id: str, reason: str) -> None:
@@ -252,7 +246,7 @@ class ConsumerQueue(Construct):
             iam.PolicyStatement(
                 sid="AllowConsumerAccount",
                 principals=[iam.ArnPrincipal(p) for p in principals],
-                actions=CONSUME_ACTIONS,
+                actions=list(QUEUE_CONSUME_ACTIONS),
                 resources=[self.queue.queue_arn],
             )
         )
@@ -269,26 +263,35 @@ class ConsumerQueue(Construct):
             )
 
         period = Duration.seconds(alarms.period_seconds)
-        self.dlq_alarm = cloudwatch.Alarm(
-            self,
-            "DlqMessagesAlarm",
-            alarm_description=f"Messages for consumer {consumer.name} reached its dead-letter queue",
+        self.dlq_alarm = _max_reaches_alarm(
+            self, "DlqMessagesAlarm", alarms,
+            description=f"Messages for consumer {consumer.name} reached its dead-letter queue",
             metric=self.dlq.metric_approximate_number_of_messages_visible(period=period, statistic="Maximum"),
             threshold=alarms.dlq_messages_threshold,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            evaluation_periods=alarms.evaluation_periods,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
-        self.age_alarm = cloudwatch.Alarm(
-            self,
-            "OldestMessageAgeAlarm",
-            alarm_description=f"Consumer {consumer.name} is falling behind: its oldest message is too old",
+        self.age_alarm = _max_reaches_alarm(
+            self, "OldestMessageAgeAlarm", alarms,
+            description=f"Consumer {consumer.name} is falling behind: its oldest message is too old",
             metric=self.queue.metric_approximate_age_of_oldest_message(period=period, statistic="Maximum"),
             threshold=alarms.oldest_message_age_seconds,
-            comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-            evaluation_periods=alarms.evaluation_periods,
-            treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
         )
+
+
+def _max_reaches_alarm(
+    scope: Construct, id: str, alarms: AlarmConfig, *, description: str, metric: cloudwatch.IMetric, threshold: int,
+) -> cloudwatch.Alarm:
+    """Alarm once the metric reaches the threshold. Missing data is no breach: SQS stops publishing metrics for
+    a queue that has been idle for hours."""
+    return cloudwatch.Alarm(
+        scope,
+        id,
+        alarm_description=description,
+        metric=metric,
+        threshold=threshold,
+        comparison_operator=cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
+        evaluation_periods=alarms.evaluation_periods,
+        treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
+    )
 
 
 def _object_arn(bucket: s3.IBucket, pattern: str) -> str:
@@ -358,7 +361,7 @@ class JobRole(Construct):
             ),
             iam.PolicyStatement(
                 sid="ConsumeOwnQueue",
-                actions=CONSUME_ACTIONS + ["sqs:GetQueueUrl"],
+                actions=[*QUEUE_CONSUME_ACTIONS, "sqs:GetQueueUrl"],
                 resources=[queue.queue_arn],
             ),
             iam.PolicyStatement(

@@ -8,13 +8,8 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from infra.config import StackConfig
+from infra.contract import EMR_LOGS_PREFIX, JOB_ARTIFACTS_PREFIX, checkpoint_prefix, output_prefix
 from infra.patterns import ConsumerQueue, FanOutTopic, JobRole, SecureBucket, SparkApplication, acknowledge
-
-CHECKPOINT_ROOT = "checkpoints/"
-OUTPUT_ROOT = "output/"
-MONITORING_PREFIX = "emr-logs/"
-# Where the operator scripts upload job code and packed environments (ops/emr_jobs.py).
-ARTIFACTS_PREFIX = "jobs/"
 
 
 class StreamingStack(Stack):
@@ -87,7 +82,7 @@ class StreamingStack(Stack):
             access_log_prefix="artifacts/",
             encryption_key=key,
             lifecycle_rules=[
-                s3.LifecycleRule(id="ExpireMonitoringLogs", prefix=MONITORING_PREFIX, expiration=Duration.days(90)),
+                s3.LifecycleRule(id="ExpireMonitoringLogs", prefix=EMR_LOGS_PREFIX, expiration=Duration.days(90)),
                 s3.LifecycleRule(id="AbortIncompleteUploads",
                                  abort_incomplete_multipart_upload_after=Duration.days(7)),
             ],
@@ -97,7 +92,7 @@ class StreamingStack(Stack):
                               encryption_key=key)
         self.topic = fan_out.topic
         spark = SparkApplication(self, "Spark", emr=cfg.emr, artifacts_bucket=self.artifacts_bucket,
-                                 monitoring_prefix=MONITORING_PREFIX, encryption_key=key)
+                                 monitoring_prefix=EMR_LOGS_PREFIX, encryption_key=key)
         self.application = spark.application
         self.log_group = spark.log_group
 
@@ -111,15 +106,15 @@ class StreamingStack(Stack):
                 self, f"Consumer{consumer.construct_id}", consumer=consumer, topic=self.topic,
                 principals=principals, encryption_key=key, alarms=cfg.alarms,
             )
-            checkpoint_prefix = f"{CHECKPOINT_ROOT}{consumer.name}/"
-            output_prefix = f"{OUTPUT_ROOT}{consumer.name}/"
+            checkpoints = checkpoint_prefix(consumer.name)
+            output = output_prefix(consumer.name)
             role = JobRole(
                 self, f"JobRole{consumer.construct_id}", consumer=consumer,
                 application_arn=self.application.attr_arn, source_bucket=source,
                 read_prefix=cfg.read_prefix(consumer), checkpoint_bucket=self.checkpoint_bucket,
-                checkpoint_prefix=checkpoint_prefix, output_prefix=output_prefix,
-                artifacts_bucket=self.artifacts_bucket, artifacts_prefix=ARTIFACTS_PREFIX,
-                monitoring_prefix=MONITORING_PREFIX,
+                checkpoint_prefix=checkpoints, output_prefix=output,
+                artifacts_bucket=self.artifacts_bucket, artifacts_prefix=JOB_ARTIFACTS_PREFIX,
+                monitoring_prefix=EMR_LOGS_PREFIX,
                 queue=cq.queue, encryption_key=key, log_group_name=self.log_group.log_group_name,
             )
             self.consumer_queues[consumer.name] = cq
@@ -137,8 +132,8 @@ class StreamingStack(Stack):
                 "dlqArn": cq.dlq.queue_arn,
                 "jobRoleArn": role.role.role_arn,
                 "prefix": consumer.prefix,
-                "checkpointUri": self.checkpoint_bucket.s3_url_for_object(checkpoint_prefix),
-                "outputUri": self.checkpoint_bucket.s3_url_for_object(output_prefix),
+                "checkpointUri": self.checkpoint_bucket.s3_url_for_object(checkpoints),
+                "outputUri": self.checkpoint_bucket.s3_url_for_object(output),
             }
             CfnOutput(self, f"{consumer.construct_id}QueueUrl", value=cq.queue.queue_url,
                       description=f"Queue of consumer {consumer.name}")

@@ -9,8 +9,10 @@ import json
 from dataclasses import dataclass
 from pathlib import Path
 
+from ops.errors import OperatorError
 
-class OutputsError(ValueError):
+
+class OutputsError(OperatorError, ValueError):
     """The outputs file is missing, malformed, or lacks what was asked for."""
 
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ops import packaging
+from ops.packaging import build, target
 
 REGION = "us-east-1"
 
@@ -21,12 +21,12 @@ def local_python_home(version: str) -> str:
 
 
 @pytest.fixture(scope="session")
-def local_target() -> packaging.Target:
+def local_target() -> target.Target:
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    return packaging.Target(python=version, arch=packaging.host_arch(), python_home=local_python_home(version))
+    return target.Target(python=version, arch=build.host_arch(), python_home=local_python_home(version))
 
 
 @pytest.fixture(scope="session")
-def built_dist(tmp_path_factory, local_target) -> packaging.BuildResult:
+def built_dist(tmp_path_factory, local_target) -> build.BuildResult:
     """dist/ for this machine's Python and CPU, built once per session (wheels cached under build/)."""
-    return packaging.build(local_target, dist=tmp_path_factory.mktemp("dist"))
+    return build.build(local_target, dist=tmp_path_factory.mktemp("dist"))

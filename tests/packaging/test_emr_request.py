@@ -5,7 +5,10 @@ import json
 
 import pytest
 
-from ops import emr_jobs
+from ops.emr import SubmitError
+from ops.emr import aws as emr_aws
+from ops.emr import cli as emr_cli
+from ops.emr import request as emr_request
 from ops.stack_outputs import OutputsError, StackOutputs
 
 ROLE = "arn:aws:iam::123456789012:role/job-ingest"
@@ -28,11 +31,11 @@ def outputs(with_uris: bool = True) -> StackOutputs:
 
 
 def request(**spec) -> dict:
-    s = emr_jobs.JobSpec(**{"consumer": "ingest", "format": "json", "schema": "id LONG", "region": "eu-west-1",
+    s = emr_request.JobSpec(**{"consumer": "ingest", "format": "json", "schema": "id LONG", "region": "eu-west-1",
                             **spec})
-    req = emr_jobs.build_start_job_run_request(outputs(), s, emr_jobs.artifact_locations(MANIFEST, "art"),
+    req = emr_request.build_start_job_run_request(outputs(), s, emr_request.artifact_locations(MANIFEST, "art"),
                                                MANIFEST, "token")
-    emr_jobs.validate_request(req)
+    emr_request.validate_request(req)
     return req
 
 
@@ -63,7 +66,7 @@ def test_batch_request_and_overrides():
 
 
 def test_defaults_without_consumer_uris_use_the_checkpoint_bucket():
-    assert emr_jobs.default_locations(outputs(with_uris=False), "ingest") == (
+    assert emr_request.default_locations(outputs(with_uris=False), "ingest") == (
         "s3://ck/checkpoints/ingest", "s3://ck/output/ingest")
 
 
@@ -75,7 +78,7 @@ def test_defaults_without_consumer_uris_use_the_checkpoint_bucket():
     ({"max_failed_attempts_per_hour": 11}, "between 1 and 10"),
 ])
 def test_bad_flags_are_named(spec, message):
-    with pytest.raises(emr_jobs.SubmitError, match=message):
+    with pytest.raises(SubmitError, match=message):
         request(**spec)
 
 
@@ -84,15 +87,15 @@ def test_unknown_consumer_and_schema_violations():
         request(consumer="billing")
     req = request()
     req["name"] = ""
-    with pytest.raises(emr_jobs.SubmitError, match="Invalid length"):
-        emr_jobs.validate_request(req)
+    with pytest.raises(SubmitError, match="Invalid length"):
+        emr_request.validate_request(req)
 
 
 def test_local_translation_keeps_emr_settings():
     req = request(job_endpoint_url="http://127.0.0.1:5000")
-    locs = emr_jobs.artifact_locations(MANIFEST, "art")
+    locs = emr_request.artifact_locations(MANIFEST, "art")
     local = {locs.uri(n): f"/dist/{n}" for n in MANIFEST["artifacts"]}
-    argv, env = emr_jobs.local_spark_submit_args(req, local)
+    argv, env = emr_request.local_spark_submit_args(req, local)
     assert env == {"PYSPARK_DRIVER_PYTHON": "./environment/bin/python", "PYSPARK_PYTHON": "./environment/bin/python"}
     assert argv[:4] == ["--conf", "spark.archives=/dist/s3sqs-env-cp311-x86_64.tar.gz#environment,"
                         "/dist/s3sqs.zip#connector", "--conf", "spark.executorEnv.PYSPARK_PYTHON=./environment/bin/python"]
@@ -123,9 +126,9 @@ def test_wait_prints_state_changes_and_the_dashboard_url():
         stub.add_response("get_dashboard_for_job_run", {"url": "https://spark-ui.example/00run"}, ids)
         stub.add_response("get_job_run", run("RUNNING"), ids)
         stub.add_response("get_job_run", run("FAILED", "Job failed, exit code 1"), ids)
-        final = emr_jobs.wait_for_run(emr, "00fabc", "00run", poll_seconds=0, out=out)
+        final = emr_aws.wait_for_run(emr, "00fabc", "00run", poll_seconds=0, out=out)
         stub.assert_no_pending_responses()
     text = out.getvalue()
     assert [line.split()[2] for line in text.splitlines() if " 00run " in line] == ["PENDING", "RUNNING", "FAILED"]
     assert "dashboard: https://spark-ui.example/00run" in text and "FAILED (Job failed, exit code 1)" in text
-    assert emr_jobs._report_end(final) == 1
+    assert emr_cli._report_end(final) == 1

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ops import packaging
-from ops.packaging_lock import PINS
+from ops.packaging import PackagingError, build, target
+from ops.packaging.lock import PINS
 
 REPO = Path(__file__).resolve().parents[2]
 EM_X86_64, EM_AARCH64 = 62, 183
@@ -28,7 +28,7 @@ def _members(archive: Path) -> dict[str, tarfile.TarInfo]:
 
 
 def test_requirements_come_from_pyproject():
-    reqs = packaging.runtime_requirements()
+    reqs = build.runtime_requirements()
     assert set(reqs) == {"boto3", "pyarrow", "rocksdict"}
     assert all(PINS[name] == version for name, version in reqs.items())
 
@@ -36,28 +36,28 @@ def test_requirements_come_from_pyproject():
 def test_unpinned_or_disagreeing_dependency_is_refused(tmp_path):
     pyproject = tmp_path / "pyproject.toml"
     pyproject.write_text('[project]\nname = "x"\ndependencies = ["boto3>=1.40"]\n')
-    with pytest.raises(packaging.PackagingError, match="must be pinned exactly"):
-        packaging.runtime_requirements(pyproject)
-    with pytest.raises(packaging.PackagingError, match="update the lock"):
-        packaging.resolve_pins({"pyarrow": "21.0.0"})
-    with pytest.raises(packaging.PackagingError, match="provided by EMR"):
-        packaging.resolve_pins({"pyspark": "4.0.2"})
+    with pytest.raises(PackagingError, match="must be pinned exactly"):
+        build.runtime_requirements(pyproject)
+    with pytest.raises(PackagingError, match="update the lock"):
+        target.resolve_pins({"pyarrow": "21.0.0"})
+    with pytest.raises(PackagingError, match="provided by EMR"):
+        target.resolve_pins({"pyspark": "4.0.2"})
 
 
 def test_target_platform_tags_cover_older_manylinux():
-    t = packaging.Target("3.12", "aarch64")
+    t = target.Target("3.12", "aarch64")
     tags = t.platforms()
     assert tags[0] == "manylinux_2_34_aarch64" and "manylinux_2_28_aarch64" in tags
     assert tags[-1] == "manylinux2014_aarch64" and t.cp == "cp312" and t.emr_architecture == "ARM64"
-    with pytest.raises(packaging.PackagingError, match="unsupported architecture"):
-        packaging.Target(arch="arm64")
+    with pytest.raises(PackagingError, match="unsupported architecture"):
+        target.Target(arch="arm64")
 
 
 def test_lock_gaps_are_reported(built_dist, local_target):
-    wheels = packaging.find_cached_wheels(packaging.DEFAULT_WHEEL_CACHE, built_dist.packages, local_target)
+    wheels = build.find_cached_wheels(build.DEFAULT_WHEEL_CACHE, built_dist.packages, local_target)
     without_six = {k: v for k, v in built_dist.packages.items() if k != "six"}
-    with pytest.raises(packaging.PackagingError, match="needs six.*does not pin"):
-        packaging.check_closure(wheels, without_six, local_target)
+    with pytest.raises(PackagingError, match="needs six.*does not pin"):
+        build.check_closure(wheels, without_six, local_target)
 
 
 def test_environment_archive_layout(built_dist, local_target):
@@ -79,7 +79,7 @@ def test_environment_archive_layout(built_dist, local_target):
     # Spark comes from EMR; console scripts and bytecode would carry this machine's paths and times.
     assert not tops & {"pyspark", "py4j", "bin"}
     assert not [n for n in members if "__pycache__" in n or n.endswith(".pyc")]
-    assert {m.mtime for m in members.values()} == {packaging.DEFAULT_EPOCH}
+    assert {m.mtime for m in members.values()} == {build.DEFAULT_EPOCH}
     assert {(m.uid, m.gid) for m in members.values()} == {(0, 0)}
     assert list(members) == sorted(members, key=lambda n: n.split("/"))  # parents before children
 
@@ -90,17 +90,17 @@ def test_connector_zip_and_manifest(built_dist, local_target):
     assert "s3sqs/__init__.py" in names and "s3sqs/source.py" in names
     assert not [n for n in names if "__pycache__" in n]
     assert (built_dist.dist / "job.py").read_bytes() == (REPO / "app" / "job.py").read_bytes()
-    manifest = packaging.load_manifest(built_dist.dist)
+    manifest = build.load_manifest(built_dist.dist)
     assert manifest["environment"] == local_target.env_archive_name
     assert manifest["target"]["emr_architecture"] in ("X86_64", "ARM64")
     assert manifest["packages"] == dict(sorted(PINS.items()))
     for name, meta in manifest["artifacts"].items():
-        assert packaging.sha256_of(built_dist.dist / name) == meta["sha256"]
+        assert build.sha256_of(built_dist.dist / name) == meta["sha256"]
 
 
 def test_cross_build_for_aarch64_python312(tmp_path):
     """No Docker and no emulator: the aarch64 wheels from the registry are unpacked as they are."""
-    result = packaging.build(packaging.Target("3.12", "aarch64"), dist=tmp_path / "dist")
+    result = build.build(target.Target("3.12", "aarch64"), dist=tmp_path / "dist")
     archive = result.dist / "s3sqs-env-cp312-aarch64.tar.gz"
     with tarfile.open(archive) as tar:
         names = tar.getnames()
@@ -131,21 +131,21 @@ def test_cli_rebuild_is_byte_identical_and_prints_sizes(built_dist, tmp_path):
 
 
 def test_missing_dist_and_bad_target_are_explained(tmp_path):
-    with pytest.raises(packaging.PackagingError, match="run scripts/package-job"):
-        packaging.load_manifest(tmp_path / "nothing-here")
+    with pytest.raises(PackagingError, match="run scripts/package-job"):
+        build.load_manifest(tmp_path / "nothing-here")
     bad = subprocess.run([sys.executable, str(REPO / "scripts" / "package-job"), "--arch", "sparc"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "invalid choice" in bad.stderr
 
 
 def test_a_wheel_that_does_not_match_its_record_is_refused(built_dist, tmp_path):  # built_dist fills the cache
-    six = next(packaging.DEFAULT_WHEEL_CACHE.glob("six-1.17.0-*.whl"))
+    six = next(build.DEFAULT_WHEEL_CACHE.glob("six-1.17.0-*.whl"))
     tampered = tmp_path / six.name
     with zipfile.ZipFile(six) as src, zipfile.ZipFile(tampered, "w") as dst:
         for info in src.infolist():
             data = src.read(info)
             dst.writestr(info, data + b"\n# changed\n" if info.filename == "six.py" else data)
-    with pytest.raises(packaging.PackagingError, match="six.py does not match the wheel's RECORD"):
-        packaging.install_wheel(tampered, tmp_path / "site")
-    packaging.install_wheel(six, tmp_path / "ok")
+    with pytest.raises(PackagingError, match="six.py does not match the wheel's RECORD"):
+        build.install_wheel(tampered, tmp_path / "site")
+    build.install_wheel(six, tmp_path / "ok")
     assert (tmp_path / "ok" / "six.py").is_file() and (tmp_path / "ok" / "six-1.17.0.dist-info" / "RECORD").is_file()

@@ -3,7 +3,7 @@
 What is the same as on EMR:
 - the StartJobRun request is the one submit-job builds; its sparkSubmitParameters and entry point
   arguments are turned into a local spark-submit command line, s3:// artifact URIs replaced by the
-  dist/ files (ops.emr_jobs.local_spark_submit_args);
+  dist/ files (ops.emr.request.local_spark_submit_args);
 - `spark.archives=…#environment,…#connector`, and `./environment/bin/python` for the driver, the
   planner and the executors. `spark.emr-serverless.driverEnv.*` becomes the driver's environment,
   which is what EMR does with it;
@@ -34,7 +34,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from infra.local_stand_in import deploy_to_moto, synth_template, write_outputs_file
-from ops import emr_jobs, packaging
+from ops.packaging import build, target
+from ops.emr import request as emr_request
 from ops.stack_outputs import load_outputs
 from tests.packaging.conftest import REGION
 from ops.local_aws import FAKE_ENV
@@ -57,9 +58,9 @@ def bare_env(extra: dict[str, str]) -> dict[str, str]:
 def unpack(dist: Path, manifest: dict, workdir: Path) -> None:
     """What EMR does for the driver container: each archive under its #alias in the working directory."""
     with tarfile.open(dist / manifest["environment"]) as tar:
-        tar.extractall(workdir / packaging.ENV_ARCHIVE_ALIAS, filter="tar")
+        tar.extractall(workdir / target.ENV_ARCHIVE_ALIAS, filter="tar")
     with zipfile.ZipFile(dist / manifest["connector"]) as zf:
-        zf.extractall(workdir / packaging.CONNECTOR_ARCHIVE_ALIAS)
+        zf.extractall(workdir / target.CONNECTOR_ARCHIVE_ALIAS)
 
 
 @pytest.mark.spark
@@ -69,7 +70,7 @@ def test_packaged_job_ingests_from_moto(moto_server, built_dist, tmp_path, recor
     outputs_file = write_outputs_file(deploy_to_moto(synth_template(), endpoint, REGION), tmp_path / "cdk-outputs.json")
     outputs = load_outputs(outputs_file)
     consumer = outputs.consumer(CONSUMER)
-    manifest = packaging.load_manifest(built_dist.dist)
+    manifest = build.load_manifest(built_dist.dist)
 
     # Files land in the source bucket; S3 -> SNS -> the consumer's queue, as deployed.
     s3 = boto3.client("s3", region_name=REGION, endpoint_url=endpoint)
@@ -102,16 +103,16 @@ def test_packaged_job_ingests_from_moto(moto_server, built_dist, tmp_path, recor
                               capture_output=True, text=True, timeout=60)
     assert no_spark.returncode != 0 and "No module named 'pyspark'" in no_spark.stderr
 
-    spec = emr_jobs.JobSpec(
+    spec = emr_request.JobSpec(
         consumer=CONSUMER, format="csv", schema="id LONG, name STRING", checkpoint=str(checkpoint),
         output=str(output), region=REGION, job_endpoint_url=endpoint,
         options=("header=true",), trigger_interval="1 second",
     )
-    locations = emr_jobs.artifact_locations(manifest, outputs.get("ArtifactsBucketName"))
-    request = emr_jobs.build_start_job_run_request(outputs, spec, locations, manifest, "proof")
-    emr_jobs.validate_request(request)
+    locations = emr_request.artifact_locations(manifest, outputs.get("ArtifactsBucketName"))
+    request = emr_request.build_start_job_run_request(outputs, spec, locations, manifest, "proof")
+    emr_request.validate_request(request)
     local = {locations.uri(name): str(built_dist.dist / name) for name in manifest["artifacts"]}
-    argv, driver_env = emr_jobs.local_spark_submit_args(request, local)
+    argv, driver_env = emr_request.local_spark_submit_args(request, local)
     assert driver_env == {"PYSPARK_DRIVER_PYTHON": "./environment/bin/python",
                           "PYSPARK_PYTHON": "./environment/bin/python"}
     cmd = [str(spark_home() / "bin" / "spark-submit"), "--master", "local[2]",

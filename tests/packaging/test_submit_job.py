@@ -17,7 +17,10 @@ import boto3
 import pytest
 
 from infra.local_stand_in import deploy_to_moto, synth_template, write_outputs_file
-from ops import emr_jobs, packaging
+from ops.packaging import build
+from ops.emr import aws as emr_aws
+from ops.emr import cli as emr_cli
+from ops.emr import request as emr_request
 from tests.packaging.conftest import REGION
 
 REPO = Path(__file__).resolve().parents[2]
@@ -41,7 +44,7 @@ def wire(monkeypatch):
     are SUCCESS at once and it has no API to make one fail, so only that field is replaced.
     """
     sent, hooks = [], []
-    real = emr_jobs.session_clients
+    real = emr_aws.session_clients
 
     def capture(request, **_):
         # applicationId travels in the URL path (/applications/{id}/jobruns), the rest in the body.
@@ -79,7 +82,7 @@ def wire(monkeypatch):
                     parsed["jobRun"]["stateDetails"] = details
             hooks.append(("after-call.emr-serverless.GetJobRun", fail))
 
-    monkeypatch.setattr(emr_jobs, "session_clients", clients)
+    monkeypatch.setattr(emr_aws, "session_clients", clients)
     return Wire
 
 
@@ -88,7 +91,7 @@ def submit(outputs_file, dist, endpoint, *extra):
     argv = ["--outputs-file", str(outputs_file), "--consumer", CONSUMER, "--format", "csv", "--schema", SCHEMA,
             "--dist", str(dist), "--region", REGION, "--endpoint-url", endpoint, "--poll-seconds", "0.1", *extra]
     with redirect_stderr(err):
-        rc = emr_jobs.main(argv, out=out)
+        rc = emr_cli.submit_main(argv, out=out)
     return rc, out.getvalue(), err.getvalue()
 
 
@@ -143,7 +146,7 @@ def test_submit_uploads_artifacts_and_sends_the_dry_run_request(stack, built_dis
 
     # The uploaded artifacts are dist/'s bytes, under content-addressed keys.
     for a in built_dist.artifacts:
-        key = next(k for k in emr_jobs.artifact_locations(packaging.load_manifest(built_dist.dist), art).keys.values()
+        key = next(k for k in emr_request.artifact_locations(build.load_manifest(built_dist.dist), art).keys.values()
                    if k.endswith("/" + a.name))
         body = s3.get_object(Bucket=art, Key=key)
         assert hashlib.sha256(body["Body"].read()).hexdigest() == a.sha256

@@ -6,8 +6,10 @@ import json
 
 import pytest
 
-from ops import onboarding as ob
-from ops import policy_merge as pm
+from ops.onboarding import aws as ob
+from ops.onboarding import cli as ob_cli
+from ops.onboarding import request as ob_request
+from ops.onboarding import policy as pm
 from tests.ops.helpers import CONSUMER, OWNER, STRANGER, account_credentials, run_script, session_for, unique
 
 FOREIGN_BUCKET_STMT = {
@@ -291,9 +293,9 @@ def test_malformed_key_policy_is_refused(owner):
 
 # ---------------------------------------------------------------- concurrency, in process
 
-def request(o, **over) -> ob.Request:
-    args = ob.parser().parse_args(queue_args(o) + ["--apply", "--endpoint-url", o.endpoint])
-    req = ob.build_request(args, "us-east-1")
+def request(o, **over) -> ob_request.Request:
+    args = ob_cli.parser().parse_args(queue_args(o) + ["--apply", "--endpoint-url", o.endpoint])
+    req = ob_request.build_request(args, "us-east-1")
     for k, v in over.items():
         setattr(req, k, v)
     return req
@@ -354,7 +356,7 @@ def test_policy_that_keeps_changing_aborts_without_losing_edits(owner):
 def test_cdk_context_entry_is_accepted_by_the_infra_config():
     config = pytest.importorskip("infra.config")
     g = pm.Grantee.for_role(f"arn:aws:iam::{CONSUMER}:role/analytics-job")
-    frag = ob.cdk_context_entry("partner-analytics", g, ["landing/a/", "landing/b/"])
+    frag = ob_request.cdk_context_entry("partner-analytics", g, ["landing/a/", "landing/b/"])
     assert frag["consumers"][0]["prefix"] == "landing/"
     cfg = config.parse_config({
         "sourceBucket": {"mode": "new"},

@@ -13,7 +13,7 @@ from collections import Counter
 import boto3
 import pytest
 
-from ops import redrive as rd
+from ops.redrive import aws as rd
 from tests.ops.helpers import REPO, counts, drain, run_script, s3_event, unique
 
 KEYS_A = [f"landing/a/2026/11/f{i:02d}.json" for i in range(12)]

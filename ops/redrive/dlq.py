@@ -1,4 +1,5 @@
-"""Pure helpers for dead-letter-queue tools: decoding, filtering, grouping, pacing, send entries. No I/O."""
+"""What redrive-dlq decides, without I/O: decoding and matching messages, grouping them for a report,
+pacing and building what is re-sent, and the inspection and redrive reports."""
 from __future__ import annotations
 
 import base64
@@ -52,6 +53,11 @@ def matches(decoded: Decoded, key_glob: str | None) -> bool:
     if key_glob is None:
         return True
     return any(fnmatch.fnmatchcase(f.key, key_glob) for f in decoded.files)
+
+
+def wanted(decoded: Decoded, key_glob: str | None, max_messages: int | None, matched: int) -> bool:
+    """Whether a redrive moves this message: it matches the glob, and fewer than `max_messages` have matched."""
+    return matches(decoded, key_glob) and (max_messages is None or matched < max_messages)
 
 
 def key_prefix(key: str, depth: int) -> str:
@@ -201,3 +207,90 @@ def move_task_unsupported(status: int | None, code: str) -> str | None:
     if code in ("UnsupportedOperation", "InvalidAction", "UnknownOperationException", "AWS.SimpleQueueService.UnsupportedOperation"):
         return f"the API does not support it here ({code})"
     return None
+
+
+# ---------------------------------------------------------------- reports
+
+@dataclass
+class Inspection:
+    """What inspect found: SQS's approximate counts, the source queues and a decoded sample."""
+    visible: int
+    in_flight: int
+    delayed: int
+    sources: list[str]
+    decoded: list[Decoded]
+    released_failures: int
+
+    @property
+    def total(self) -> int:
+        return self.visible + self.in_flight + self.delayed
+
+
+def format_inspection(dlq_url: str, ins: Inspection, depth: int, per_group: int, now: datetime) -> str:
+    """The inspect report: counts, sources, the oldest message, then the sample grouped by key prefix."""
+    lines = [f"DLQ {dlq_url}"]
+    lines.append(f"messages: {ins.total} ({ins.visible} visible, {ins.in_flight} in flight, {ins.delayed} delayed)")
+    lines.append("source queues: " + (", ".join(ins.sources) if ins.sources else "none (no RedrivePolicy names it)"))
+    oldest = oldest_sent(ins.decoded)
+    if oldest:
+        scope = "all" if len(ins.decoded) >= ins.total else f"the {len(ins.decoded)} peeked"
+        lines.append(f"oldest: sent {format_duration((now - oldest).total_seconds())} ago "
+                     f"({oldest.isoformat(timespec='seconds')}), among {scope} messages")
+    if not ins.decoded:
+        lines.append("no messages received")
+        return "\n".join(lines)
+    nfiles = sum(len(d.files) for d in ins.decoded)
+    lines.append(f"sample: {len(ins.decoded)} messages announcing {nfiles} files, by key prefix:")
+    for g in group_by_prefix(ins.decoded, depth):
+        span = ""
+        if g.oldest_event:
+            first, last = (t.isoformat(timespec="seconds") for t in (g.oldest_event, g.newest_event))
+            span = f"  events {first}" + (f" .. {last}" if last != first else "")
+        lines.append(f"  s3://{g.bucket}/{g.prefix}  {len(g.files)} files in {len(g.messages)} messages{span}")
+        for f in g.files[:per_group]:
+            t = f.event_time.isoformat(timespec="seconds") if f.event_time else "-"
+            lines.append(f"      {t}  {f.key}")
+        if len(g.files) > per_group:
+            lines.append(f"      ... {len(g.files) - per_group} more")
+    bad = [d for d in ins.decoded if d.error]
+    if bad:
+        lines.append(f"undecodable: {len(bad)} messages")
+        for d in bad[:per_group]:
+            lines.append(f"      {d.message_id}: {d.error}")
+    only_ignored = [d for d in ins.decoded if not d.error and not d.files]
+    if only_ignored:
+        lines.append(f"announcing no files: {len(only_ignored)} messages (e.g. {only_ignored[0].ignored[:1]})")
+    if ins.released_failures:
+        lines.append(f"warning: {ins.released_failures} peeked messages could not be made visible at once; "
+                     "they reappear when their visibility timeout ends")
+    return "\n".join(lines)
+
+
+@dataclass
+class RedriveResult:
+    """How a redrive went, message by message."""
+    method: str
+    target: str
+    moved: int = 0
+    matched: int = 0
+    skipped: int = 0  # did not match the filter; left in the DLQ
+    send_failed: int = 0  # target refused; left in the DLQ
+    delete_failed: int = 0  # sent, but still in the DLQ: a later run re-sends them (duplicates, no loss)
+    in_flight_left: int = 0  # hidden by another reader to the end; not looked at
+    notes: list[str] = field(default_factory=list)
+
+
+class Progress:
+    """Logs the redrive's counts and rate, at most once per `every` seconds (or when forced)."""
+
+    def __init__(self, log, every: float = 1.0, clock=time.monotonic):
+        self.log, self.every, self.clock = log, every, clock
+        self.started = self.last = clock()
+
+    def __call__(self, r: RedriveResult, force: bool = False) -> None:
+        now = self.clock()
+        if force or now - self.last >= self.every:
+            self.last = now
+            rate = r.moved / (now - self.started) if now > self.started else 0.0
+            self.log(f"moved {r.moved}, skipped {r.skipped}, send failed {r.send_failed}, "
+                     f"delete failed {r.delete_failed} ({rate:.1f} msg/s)")

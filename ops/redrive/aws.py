@@ -1,4 +1,4 @@
-"""Look into a dead-letter queue and send its messages back: `inspect`, `redrive` and `export`.
+"""The SQS side of redrive-dlq: peek at a dead-letter queue, export it, and send its messages back.
 
 Peeking (inspect, export, redrive --dry-run) receives messages with a visibility timeout, so one pass sees each
 message once, and makes every received message visible again before it returns, also on Ctrl-C. Redrive sends
@@ -7,53 +7,33 @@ a duplicate in the target (harmless, the source dedups) but never loses a messag
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import signal
-import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass, field
-from datetime import datetime, timezone
 from typing import Callable, Iterator
-from urllib.parse import urlparse
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import ClientError
 
-from ops import dlq
-from ops.stack_outputs import OutputsError, load_outputs
+from ops.aws import NONEXISTENT_QUEUE, error_code, http_status
+from ops.redrive import RedriveError, dlq
 
-NONEXISTENT = ("AWS.SimpleQueueService.NonExistentQueue", "QueueDoesNotExist")
-
-
-class RedriveError(Exception):
-    """A problem the operator must fix; the message says what and how."""
-
-
-def _code(e) -> str:
-    return e.response.get("Error", {}).get("Code", "") if hasattr(e, "response") else ""
-
-
-def _status(e) -> int | None:
-    return e.response.get("ResponseMetadata", {}).get("HTTPStatusCode") if hasattr(e, "response") else None
-
-
-def stderr(msg: str) -> None:
-    print(msg, file=sys.stderr, flush=True)
-
-
-# The first Ctrl-C (or SIGTERM) only asks to stop: work halts at the next batch boundary, never inside an
-# SQS call, so no receipt handle is lost and nothing is half sent. A second one stops at once.
+# A requested stop halts the work at the next batch boundary, never inside an SQS call, so no receipt handle
+# is lost and nothing is half sent (the CLI requests it on the first Ctrl-C or SIGTERM).
 _stop = threading.Event()
 
 
-def _request_stop(signum, frame):
-    if _stop.is_set():
-        raise KeyboardInterrupt
+def request_stop() -> None:
     _stop.set()
-    stderr("stopping after the current batch (press Ctrl-C again to stop at once)")
+
+
+def stop_requested() -> bool:
+    return _stop.is_set()
+
+
+def reset_stop() -> None:
+    _stop.clear()
 
 
 def _check_stop() -> None:
@@ -71,7 +51,7 @@ def _sleep(seconds: float) -> None:
 class Holder:
     """Receives from a queue, remembers the newest receipt handle per message id, and gives back visibility."""
 
-    def __init__(self, sqs, url: str, visibility: int, wait_seconds: int = 1, log: Callable[[str], None] = stderr):
+    def __init__(self, sqs, url: str, visibility: int, wait_seconds: int, log: Callable[[str], None]):
         self.sqs, self.url, self.visibility, self.wait, self.log = sqs, url, visibility, wait_seconds, log
         self.handles: dict[str, str] = {}  # still invisible because of us
         self.seen: set[str] = set()
@@ -141,13 +121,12 @@ def scan(holder: Holder, limit: int | None = None, batch: int = dlq.SQS_BATCH) -
 # ---------------------------------------------------------------- queue facts
 
 def queue_attributes(sqs, url: str, flag: str) -> dict:
-    from botocore.exceptions import ClientError
     try:
         return sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
     except ClientError as e:
-        if _code(e) in NONEXISTENT:
+        if error_code(e) in NONEXISTENT_QUEUE:
             raise RedriveError(f"{flag} {url}: queue does not exist") from None
-        raise RedriveError(f"{flag} {url}: {_code(e) or e}: {e}") from None
+        raise RedriveError(f"{flag} {url}: {error_code(e) or e}: {e}") from None
 
 
 def source_queues(sqs, dlq_url: str) -> list[str]:
@@ -190,22 +169,8 @@ def _warn_dlq_redrive_policy(attrs: dict, log) -> None:
 
 # ---------------------------------------------------------------- inspect
 
-@dataclass
-class Inspection:
-    visible: int
-    in_flight: int
-    delayed: int
-    sources: list[str]
-    decoded: list[dlq.Decoded]
-    released_failures: int
-
-    @property
-    def total(self) -> int:
-        return self.visible + self.in_flight + self.delayed
-
-
-def peek(sqs, url: str, limit: int | None, visibility: int, wait_seconds: int = 1, on_message=None,
-         log=stderr) -> tuple[list[dlq.Decoded], int]:
+def peek(sqs, url: str, limit: int | None, visibility: int, wait_seconds: int = 1, on_message=None, *,
+         log: Callable[[str], None]) -> tuple[list[dlq.Decoded], int]:
     """Receive up to `limit` distinct messages, then make all of them visible again."""
     holder = Holder(sqs, url, visibility, wait_seconds, log)
     decoded: list[dlq.Decoded] = []
@@ -221,12 +186,13 @@ def peek(sqs, url: str, limit: int | None, visibility: int, wait_seconds: int = 
     return decoded, failures
 
 
-def inspect(sqs, dlq_url: str, sample: int, visibility: int, wait_seconds: int = 1, log=stderr) -> Inspection:
+def inspect(sqs, dlq_url: str, sample: int, visibility: int, wait_seconds: int = 1, *,
+            log: Callable[[str], None]) -> dlq.Inspection:
     attrs = queue_attributes(sqs, dlq_url, "--dlq-url")
     _warn_dlq_redrive_policy(attrs, log)
     sources = source_queues(sqs, dlq_url)
     decoded, failures = peek(sqs, dlq_url, sample, visibility, wait_seconds, log=log)
-    return Inspection(
+    return dlq.Inspection(
         visible=int(attrs.get("ApproximateNumberOfMessages", 0)),
         in_flight=int(attrs.get("ApproximateNumberOfMessagesNotVisible", 0)),
         delayed=int(attrs.get("ApproximateNumberOfMessagesDelayed", 0)),
@@ -234,49 +200,10 @@ def inspect(sqs, dlq_url: str, sample: int, visibility: int, wait_seconds: int =
     )
 
 
-def format_inspection(dlq_url: str, ins: Inspection, depth: int, per_group: int, now: datetime) -> str:
-    lines = [f"DLQ {dlq_url}"]
-    lines.append(f"messages: {ins.total} ({ins.visible} visible, {ins.in_flight} in flight, {ins.delayed} delayed)")
-    lines.append("source queues: " + (", ".join(ins.sources) if ins.sources else "none (no RedrivePolicy names it)"))
-    oldest = dlq.oldest_sent(ins.decoded)
-    if oldest:
-        scope = "all" if len(ins.decoded) >= ins.total else f"the {len(ins.decoded)} peeked"
-        lines.append(f"oldest: sent {dlq.format_duration((now - oldest).total_seconds())} ago "
-                     f"({oldest.isoformat(timespec='seconds')}), among {scope} messages")
-    if not ins.decoded:
-        lines.append("no messages received")
-        return "\n".join(lines)
-    nfiles = sum(len(d.files) for d in ins.decoded)
-    lines.append(f"sample: {len(ins.decoded)} messages announcing {nfiles} files, by key prefix:")
-    for g in dlq.group_by_prefix(ins.decoded, depth):
-        span = ""
-        if g.oldest_event:
-            first, last = (t.isoformat(timespec="seconds") for t in (g.oldest_event, g.newest_event))
-            span = f"  events {first}" + (f" .. {last}" if last != first else "")
-        lines.append(f"  s3://{g.bucket}/{g.prefix}  {len(g.files)} files in {len(g.messages)} messages{span}")
-        for f in g.files[:per_group]:
-            t = f.event_time.isoformat(timespec="seconds") if f.event_time else "-"
-            lines.append(f"      {t}  {f.key}")
-        if len(g.files) > per_group:
-            lines.append(f"      ... {len(g.files) - per_group} more")
-    bad = [d for d in ins.decoded if d.error]
-    if bad:
-        lines.append(f"undecodable: {len(bad)} messages")
-        for d in bad[:per_group]:
-            lines.append(f"      {d.message_id}: {d.error}")
-    only_ignored = [d for d in ins.decoded if not d.error and not d.files]
-    if only_ignored:
-        lines.append(f"announcing no files: {len(only_ignored)} messages (e.g. {only_ignored[0].ignored[:1]})")
-    if ins.released_failures:
-        lines.append(f"warning: {ins.released_failures} peeked messages could not be made visible at once; "
-                     "they reappear when their visibility timeout ends")
-    return "\n".join(lines)
-
-
 # ---------------------------------------------------------------- export
 
 def export(sqs, dlq_url: str, path: str, visibility: int, limit: int | None, overwrite: bool,
-           wait_seconds: int = 1, log=stderr) -> int:
+           wait_seconds: int = 1, *, log: Callable[[str], None]) -> int:
     if os.path.exists(path) and not overwrite:
         raise RedriveError(f"--to {path} exists; choose another file or pass --overwrite")
     attrs = queue_attributes(sqs, dlq_url, "--dlq-url")
@@ -307,36 +234,8 @@ def export(sqs, dlq_url: str, path: str, visibility: int, limit: int | None, ove
 
 # ---------------------------------------------------------------- redrive
 
-@dataclass
-class RedriveResult:
-    method: str
-    target: str
-    moved: int = 0
-    matched: int = 0
-    skipped: int = 0  # did not match the filter; left in the DLQ
-    send_failed: int = 0  # target refused; left in the DLQ
-    delete_failed: int = 0  # sent, but still in the DLQ: a later run re-sends them (duplicates, no loss)
-    in_flight_left: int = 0  # hidden by another reader to the end; not looked at
-    notes: list[str] = field(default_factory=list)
-
-
-class Progress:
-    def __init__(self, log, every: float = 1.0, clock=time.monotonic):
-        self.log, self.every, self.clock = log, every, clock
-        self.started = self.last = clock()
-
-    def __call__(self, r: RedriveResult, force: bool = False) -> None:
-        now = self.clock()
-        if force or now - self.last >= self.every:
-            self.last = now
-            rate = r.moved / (now - self.started) if now > self.started else 0.0
-            self.log(f"moved {r.moved}, skipped {r.skipped}, send failed {r.send_failed}, "
-                     f"delete failed {r.delete_failed} ({rate:.1f} msg/s)")
-
-
-def _move_task(sqs, dlq_arn: str, dest_arn: str | None, rate: float | None, log) -> RedriveResult | None:
+def _move_task(sqs, dlq_arn: str, dest_arn: str | None, rate: float | None, log) -> dlq.RedriveResult | None:
     """Move everything with StartMessageMoveTask and watch it. None when the API is not available here."""
-    from botocore.exceptions import ClientError
     try:
         running = [t for t in sqs.list_message_move_tasks(SourceArn=dlq_arn, MaxResults=1).get("Results", [])
                    if t.get("Status") == "RUNNING"]
@@ -352,12 +251,12 @@ def _move_task(sqs, dlq_arn: str, dest_arn: str | None, rate: float | None, log)
             handle = sqs.start_message_move_task(**kw)["TaskHandle"]
             log(f"started move task {handle}")
     except ClientError as e:
-        reason = dlq.move_task_unsupported(_status(e), _code(e))
+        reason = dlq.move_task_unsupported(http_status(e), error_code(e))
         if reason:
             log(f"StartMessageMoveTask: {reason}; falling back to send-then-delete")
             return None
         raise
-    result = RedriveResult("StartMessageMoveTask", dest_arn or "the original source queues")
+    result = dlq.RedriveResult("StartMessageMoveTask", dest_arn or "the original source queues")
     try:
         while True:
             tasks = sqs.list_message_move_tasks(SourceArn=dlq_arn, MaxResults=1).get("Results", [])
@@ -382,7 +281,7 @@ def _move_task(sqs, dlq_arn: str, dest_arn: str | None, rate: float | None, log)
 
 def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_messages: int | None = None,
             rate: float | None = None, dry_run: bool = False, visibility: int = 30, use_move_task: bool = True,
-            wait_seconds: int = 1, log=stderr, progress_every: float = 1.0) -> RedriveResult:
+            wait_seconds: int = 1, log: Callable[[str], None], progress_every: float = 1.0) -> dlq.RedriveResult:
     dlq_attrs = queue_attributes(sqs, dlq_url, "--dlq-url")
     target_attrs = queue_attributes(sqs, target, "--to")
     _warn_dlq_redrive_policy(dlq_attrs, log)
@@ -393,9 +292,9 @@ def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_
 
     if dry_run:
         decoded, _ = peek(sqs, dlq_url, max_messages if key_glob is None else None, visibility, wait_seconds, log=log)
-        result = RedriveResult("dry run", target)
+        result = dlq.RedriveResult("dry run", target)
         for d in decoded:
-            if dlq.matches(d, key_glob) and (max_messages is None or result.matched < max_messages):
+            if dlq.wanted(d, key_glob, max_messages, result.matched):
                 result.matched += 1
             else:
                 result.skipped += 1
@@ -410,10 +309,10 @@ def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_
         if moved is not None:
             return moved
 
-    result = RedriveResult("send-then-delete", target)
+    result = dlq.RedriveResult("send-then-delete", target)
     holder = Holder(sqs, dlq_url, visibility, wait_seconds, log)
     pacer = dlq.Pacer(rate, sleep=_sleep)
-    progress = Progress(log, progress_every)
+    progress = dlq.Progress(log, progress_every)
     sent_undeleted: dict[str, str] = {}  # message id -> receipt handle, confirmed in the target
     batch = dlq.batch_size_for(rate)
     wait_until = None
@@ -423,7 +322,7 @@ def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_
                 todo = []
                 for m in msgs:
                     d = dlq.decode_message(m)
-                    if dlq.matches(d, key_glob) and (max_messages is None or result.matched < max_messages):
+                    if dlq.wanted(d, key_glob, max_messages, result.matched):
                         result.matched += 1
                         todo.append(m)
                     else:
@@ -492,18 +391,17 @@ def _send_then_delete(sqs, dlq_url, target, msgs, fifo, holder, pacer, result, s
 
 def _send_batch(sqs, target: str, entries: list[dict]) -> dict:
     """SendMessageBatch; a batch over the request size limit is sent in halves instead."""
-    from botocore.exceptions import ClientError
     try:
         return sqs.send_message_batch(QueueUrl=target, Entries=entries)
     except ClientError as e:
-        if "BatchRequestTooLong" not in _code(e) or len(entries) == 1:
+        if "BatchRequestTooLong" not in error_code(e) or len(entries) == 1:
             raise
     half = len(entries) // 2
     first, second = _send_batch(sqs, target, entries[:half]), _send_batch(sqs, target, entries[half:])
     return {k: first.get(k, []) + second.get(k, []) for k in ("Successful", "Failed")}
 
 
-def _delete(sqs, dlq_url, sent_undeleted: dict, holder: Holder, result: RedriveResult, log) -> None:
+def _delete(sqs, dlq_url, sent_undeleted: dict, holder: Holder, result: dlq.RedriveResult, log) -> None:
     ids = list(sent_undeleted)
     for start in range(0, len(ids), dlq.SQS_BATCH):
         chunk = ids[start:start + dlq.SQS_BATCH]
@@ -522,153 +420,3 @@ def _delete(sqs, dlq_url, sent_undeleted: dict, holder: Holder, result: RedriveR
                 "a later run sends them again (a harmless duplicate)")
 
 
-# ---------------------------------------------------------------- CLI
-
-def _positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return v
-
-
-def _positive_float(text: str) -> float:
-    try:
-        v = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not v > 0:
-        raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
-    return v
-
-
-def _visibility(text: str) -> int:
-    v = _positive_int(text)
-    if v > 43200:
-        raise argparse.ArgumentTypeError("at most 43200 seconds (12 hours)")
-    return v
-
-
-def parser() -> argparse.ArgumentParser:
-    common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--dlq-url", metavar="URL", help="the dead-letter queue")
-    common.add_argument("--outputs-file", metavar="FILE", help="`cdk deploy --outputs-file` JSON; with --consumer, gives --dlq-url")
-    common.add_argument("--stack", metavar="NAME", help="stack in the outputs file (when it has several)")
-    common.add_argument("--consumer", metavar="NAME", help="consumer whose DLQ (and queue) to use from --outputs-file")
-    common.add_argument("--endpoint-url", metavar="URL", help="AWS endpoint, e.g. a local moto server")
-    common.add_argument("--region", metavar="REGION", help="AWS region (default: from the environment)")
-
-    p = argparse.ArgumentParser(prog="redrive-dlq", description="Inspect a dead-letter queue and send its messages back.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{inspect,redrive,export}")
-
-    i = sub.add_parser("inspect", parents=[common], help="count, oldest age and a decoded sample; changes nothing")
-    i.add_argument("--sample", type=_positive_int, default=100, metavar="N", help="messages to peek at (default 100)")
-    i.add_argument("--depth", type=int, default=2, metavar="N", help="key path segments to group by (default 2)")
-    i.add_argument("--show", type=int, default=3, metavar="N", help="keys shown per group (default 3)")
-    i.add_argument("--visibility-timeout", type=_visibility, default=60, metavar="S",
-                   help="how long peeked messages stay hidden if the tool is killed (default 60)")
-
-    r = sub.add_parser("redrive", parents=[common], help="move messages back to the source queue")
-    r.add_argument("--to", metavar="URL", help="target queue (default: the DLQ's only source queue)")
-    r.add_argument("--key-glob", metavar="GLOB", help="move only messages announcing a key that matches (fnmatch; * crosses /)")
-    r.add_argument("--max", type=_positive_int, metavar="N", help="move at most N messages")
-    r.add_argument("--rate", type=_positive_float, metavar="MSG_PER_S", help="at most this many messages per second")
-    r.add_argument("--dry-run", action="store_true", help="report what would move; change nothing")
-    r.add_argument("--no-move-task", action="store_true", help="never use StartMessageMoveTask; always send-then-delete")
-    r.add_argument("--visibility-timeout", type=_visibility, default=30, metavar="S",
-                   help="how long received messages stay hidden if the tool is killed (default 30)")
-
-    e = sub.add_parser("export", parents=[common], help="write an audit copy as JSON lines; leaves messages in place")
-    e.add_argument("--to", metavar="FILE.jsonl", required=True, help="file to write (refuses to overwrite)")
-    e.add_argument("--overwrite", action="store_true", help="replace an existing --to file")
-    e.add_argument("--limit", type=_positive_int, metavar="N", help="export at most N messages (default: all)")
-    e.add_argument("--visibility-timeout", type=_visibility, default=300, metavar="S",
-                   help="how long exported messages stay hidden if the tool is killed (default 300)")
-    return p
-
-
-def _resolve_dlq(args) -> tuple[str, str | None]:
-    """The DLQ URL, and the consumer's own queue when the outputs file names one."""
-    preferred = None
-    if args.outputs_file:
-        if not args.consumer:
-            raise RedriveError("--outputs-file needs --consumer NAME to find the DLQ")
-        try:
-            c = load_outputs(args.outputs_file, args.stack).consumer(args.consumer)
-        except OutputsError as e:
-            raise RedriveError(f"--outputs-file: {e}") from None
-        preferred = c.queue_url
-        if not args.dlq_url:
-            args.dlq_url = c.dlq_url
-    elif args.consumer or args.stack:
-        raise RedriveError("--consumer and --stack need --outputs-file")
-    if not args.dlq_url:
-        raise RedriveError("pass --dlq-url URL, or --outputs-file FILE --consumer NAME")
-    u = urlparse(args.dlq_url)
-    if u.scheme not in ("http", "https") or len([p for p in u.path.split("/") if p]) != 2:
-        raise RedriveError(f"--dlq-url {args.dlq_url!r} is not an SQS queue URL "
-                           "(https://sqs.<region>.amazonaws.com/<account>/<name>)")
-    return args.dlq_url, preferred
-
-
-def make_client(args):
-    import boto3
-    from botocore.config import Config
-    session = boto3.session.Session(region_name=args.region)
-    if not session.region_name:
-        raise RedriveError("no AWS region: pass --region (or set AWS_REGION)")
-    kw = {"endpoint_url": args.endpoint_url} if args.endpoint_url else {}
-    return session.client("sqs", config=Config(retries={"mode": "standard"}), **kw)
-
-
-def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
-    _stop.clear()
-    signal.signal(signal.SIGINT, _request_stop)
-    signal.signal(signal.SIGTERM, _request_stop)  # `kill` gets the same orderly stop as Ctrl-C
-    try:
-        dlq_url, preferred = _resolve_dlq(args)
-        sqs = make_client(args)
-        if args.command == "inspect":
-            ins = inspect(sqs, dlq_url, args.sample, args.visibility_timeout)
-            print(format_inspection(dlq_url, ins, args.depth, args.show, datetime.now(timezone.utc)))
-            return 0
-        if args.command == "export":
-            n = export(sqs, dlq_url, args.to, args.visibility_timeout, args.limit, args.overwrite)
-            print(f"exported {n} messages to {args.to}; they are all still in the DLQ")
-            return 0
-        if args.to and args.to.endswith(".jsonl"):
-            raise RedriveError(f"--to {args.to} looks like a file; redrive sends to a queue URL (export writes files)")
-        target = resolve_target(sqs, dlq_url, args.to, preferred)
-        result = redrive(
-            sqs, dlq_url, target, key_glob=args.key_glob, max_messages=args.max, rate=args.rate,
-            dry_run=args.dry_run, visibility=args.visibility_timeout, use_move_task=not args.no_move_task,
-        )
-        for note in result.notes:
-            print(note)
-        if result.method != "dry run":
-            print(f"{result.method}: moved {result.moved} messages to {result.target}")
-        if result.skipped:
-            verb = "would stay" if result.method == "dry run" else "stay"
-            print(f"{result.skipped} messages {verb} in the DLQ (not matching --key-glob, or beyond --max)")
-        if result.send_failed or result.delete_failed:
-            print(f"not finished: {result.send_failed} could not be sent and stay in the DLQ; {result.delete_failed} "
-                  "were sent but not deleted and will be sent again by the next run. Re-run to finish.", file=sys.stderr)
-            return 1
-        return 0
-    except RedriveError as e:
-        print(f"redrive-dlq: error: {e}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("redrive-dlq: interrupted; no message was lost. Messages already sent but not yet deleted may be "
-              "sent again by the next run (harmless). Re-run to continue.", file=sys.stderr)
-        return 130
-    except (BotoCoreError, ClientError) as e:  # show AWS's message, not a traceback
-        print(f"redrive-dlq: AWS error: {e}", file=sys.stderr)
-        return 1
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -1,4 +1,4 @@
-"""Builds what an EMR Serverless job run needs into dist/, without Docker.
+"""Builds what an EMR Serverless job run needs into dist/, without Docker: the wheels, the archives, the manifest.
 
 Three artifacts, plus a manifest that `submit-job` reads:
 
@@ -22,20 +22,18 @@ for the target CPython and CPU (`pip download --platform … --only-binary=:all:
 Amazon Linux's Python uses `lib64` as platlibdir, but `site` also adds `lib/…/site-packages`, as it
 does for venvs created there. No Docker, no cross compiler: only binary wheels from the registry.
 
-Reproducible: versions come from pyproject.toml and ops/packaging_lock.py, entries are sorted, owners,
+Reproducible: versions come from pyproject.toml and ops/packaging/lock.py, entries are sorted, owners,
 permissions and timestamps are fixed, and gzip carries no name or time, so two builds from the same
 inputs are byte-identical, whatever pip version downloaded the wheels.
 """
 from __future__ import annotations
 
-import argparse
 import base64
 import gzip
 import hashlib
 import json
 import os
 import platform
-import re
 import shutil
 import stat
 import subprocess
@@ -48,75 +46,21 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ops.packaging_lock import PINS, PROVIDED_BY_RUNTIME
+from ops.packaging import PackagingError
+from ops.packaging.target import (
+    CONNECTOR_ARCHIVE_ALIAS, CONNECTOR_NAME, ENTRY_POINT_NAME, ENV_ARCHIVE_ALIAS, MANIFEST_NAME, Target, canonical,
+    closure_problems, packaging_library, pinned_requirements, pip_platform_args, resolve_pins, wheel_supported,
+)
 
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 DEFAULT_DIST = REPO_ROOT / "dist"
 # build/ is gitignored; wheels are cached per target so a rebuild needs no network.
 DEFAULT_WHEEL_CACHE = REPO_ROOT / "build" / "wheel-cache"
-MANIFEST_NAME = "manifest.json"
-ENTRY_POINT_NAME = "job.py"
-CONNECTOR_NAME = "s3sqs.zip"
-CONNECTOR_ARCHIVE_ALIAS = "connector"
-ENV_ARCHIVE_ALIAS = "environment"
-PYTHON_VERSIONS = ("3.11", "3.12")
-ARCHES = ("x86_64", "aarch64")
-# Amazon Linux 2023, which EMR's images run, has glibc 2.34: newer manylinux wheels would not load.
-DEFAULT_GLIBC = "2.34"
-DEFAULT_PYTHON_HOME = "/usr/bin"
 # Fixed timestamp for every archive entry (2020-01-01); SOURCE_DATE_EPOCH overrides it.
 DEFAULT_EPOCH = 1577836800
 # Build-time only: C headers, Cython sources and the test suite. Nothing imports them at run time.
 PRUNE_DIRS = ("pyarrow/include", "pyarrow/src", "pyarrow/tests")
 PRUNE_SUFFIXES = (".pyx", ".pxd", ".pxi")
-
-
-class PackagingError(RuntimeError):
-    """Something the user can fix: wrong inputs, missing wheels, inconsistent pins."""
-
-
-@dataclass(frozen=True)
-class Target:
-    python: str = "3.11"
-    arch: str = "x86_64"
-    glibc: str = DEFAULT_GLIBC
-    python_home: str = DEFAULT_PYTHON_HOME
-
-    def __post_init__(self):
-        if self.python not in PYTHON_VERSIONS:
-            raise PackagingError(f"unsupported Python {self.python!r}; choose one of {', '.join(PYTHON_VERSIONS)}")
-        if self.arch not in ARCHES:
-            raise PackagingError(f"unsupported architecture {self.arch!r}; choose one of {', '.join(ARCHES)}")
-        if not re.fullmatch(r"2\.\d+", self.glibc):
-            raise PackagingError(f"glibc must look like 2.34, got {self.glibc!r}")
-        if not self.python_home.startswith("/"):
-            raise PackagingError(f"--python-home must be an absolute directory, got {self.python_home!r}")
-
-    @property
-    def cp(self) -> str:
-        return "cp" + self.python.replace(".", "")
-
-    @property
-    def tag(self) -> str:
-        return f"{self.cp}-{self.arch}"
-
-    @property
-    def env_archive_name(self) -> str:
-        return f"s3sqs-env-{self.tag}.tar.gz"
-
-    @property
-    def emr_architecture(self) -> str:
-        """The EMR Serverless application's `architecture` value that can run this archive."""
-        return {"x86_64": "X86_64", "aarch64": "ARM64"}[self.arch]
-
-    def platforms(self) -> list[str]:
-        """Every manylinux tag the target's glibc can load, newest first (pip does not expand them)."""
-        minor = int(self.glibc.split(".")[1])
-        tags = [f"manylinux_2_{m}_{self.arch}" for m in range(minor, 16, -1)]
-        return tags + [f"manylinux2014_{self.arch}"]
-
-    def abis(self) -> list[str]:
-        return [self.cp, "abi3", "none"]
 
 
 @dataclass
@@ -142,125 +86,42 @@ class BuildResult:
         return next(a for a in self.artifacts if a.name == name)
 
 
-def _pkg():
-    """The `packaging` library, or pip's vendored copy when the running Python lacks it."""
-    try:
-        import packaging.requirements
-        import packaging.utils
-        return packaging
-    except ImportError:
-        from pip._vendor import packaging
-        import pip._vendor.packaging.requirements  # noqa: F401
-        import pip._vendor.packaging.utils  # noqa: F401
-        return packaging
-
-
 def log(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def canonical(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
-
-
 def runtime_requirements(pyproject: Path = REPO_ROOT / "pyproject.toml") -> dict[str, str]:
     """The connector's [project] dependencies, each of which must be pinned with ==."""
-    Requirement = _pkg().requirements.Requirement
-
     data = tomllib.loads(pyproject.read_text())
-    reqs = {}
-    for spec in data.get("project", {}).get("dependencies", []):
-        req = Requirement(spec)
-        pins = [s for s in req.specifier if s.operator == "=="]
-        if len(pins) != 1 or len(req.specifier) != 1:
-            raise PackagingError(f"{pyproject.name}: dependency {spec!r} must be pinned exactly (name==version)")
-        reqs[canonical(req.name)] = pins[0].version
-    return reqs
-
-
-def resolve_pins(direct: dict[str, str], lock: dict[str, str] = PINS) -> dict[str, str]:
-    """Direct pins plus the lock's transitive ones; a disagreement between the two is an error."""
-    lock = {canonical(k): v for k, v in lock.items()}
-    for name, version in direct.items():
-        if name in PROVIDED_BY_RUNTIME:
-            raise PackagingError(f"{name} is provided by EMR and must not be a connector dependency")
-        if lock.get(name) != version:
-            raise PackagingError(
-                f"pyproject.toml pins {name}=={version} but ops/packaging_lock.py has "
-                f"{name}=={lock.get(name, '(nothing)')}; update the lock"
-            )
-    return dict(sorted(lock.items()))
-
-
-def _marker_env(target: Target) -> dict[str, str]:
-    return {
-        "python_version": target.python, "python_full_version": target.python + ".0",
-        "implementation_name": "cpython", "platform_python_implementation": "CPython",
-        "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
-        "platform_machine": target.arch, "extra": "",
-    }
+    return pinned_requirements(data.get("project", {}).get("dependencies", []), pyproject.name)
 
 
 def check_closure(wheels: dict[str, Path], pins: dict[str, str], target: Target) -> None:
     """Every requirement of every wheel (for this target) is pinned and satisfied, or runtime-provided."""
-    Requirement = _pkg().requirements.Requirement
-
-    env = _marker_env(target)
-    problems = []
-    for name, wheel in sorted(wheels.items()):
+    requires = {}
+    for name, wheel in wheels.items():
         with zipfile.ZipFile(wheel) as zf:
             meta_name = next(n for n in zf.namelist() if n.endswith(".dist-info/METADATA"))
             meta = zf.read(meta_name).decode("utf-8", "replace")
-        for line in meta.splitlines():
-            if not line.startswith("Requires-Dist:"):
-                continue
-            req = Requirement(line.split(":", 1)[1].strip())
-            if req.marker is not None and not req.marker.evaluate(env):
-                continue
-            dep = canonical(req.name)
-            if dep in PROVIDED_BY_RUNTIME:
-                continue
-            if dep not in pins:
-                problems.append(f"{name} needs {req}, which ops/packaging_lock.py does not pin")
-            elif not req.specifier.contains(pins[dep], prereleases=True):
-                problems.append(f"{name} needs {req}, but the lock pins {dep}=={pins[dep]}")
+        requires[name] = [line.split(":", 1)[1].strip() for line in meta.splitlines()
+                          if line.startswith("Requires-Dist:")]
+    problems = closure_problems(requires, pins, target)
     if problems:
         raise PackagingError("the pinned dependency set is inconsistent:\n  " + "\n  ".join(problems))
 
 
-def _supported(wheel_name: str, target: Target) -> bool:
-    parse_wheel_filename = _pkg().utils.parse_wheel_filename
-
-    _, _, _, tags = parse_wheel_filename(wheel_name)
-    platforms = set(target.platforms()) | {"any"}
-    interpreters = {target.cp, "py3", f"py{target.python.replace('.', '')}", "py2.py3"}
-    for t in tags:
-        abi_ok = t.abi in target.abis() and (t.abi != "abi3" or t.interpreter.startswith("cp3"))
-        if t.platform in platforms and abi_ok and (t.interpreter in interpreters or t.abi == "abi3"):
-            return True
-    return False
-
-
 def find_cached_wheels(cache: Path, pins: dict[str, str], target: Target) -> dict[str, Path]:
-    parse_wheel_filename = _pkg().utils.parse_wheel_filename
+    """The cached wheel of each pinned version that fits the target."""
+    parse_wheel_filename = packaging_library().utils.parse_wheel_filename
 
     found = {}
     if cache.is_dir():
         for whl in sorted(cache.glob("*.whl")):
             name, version, _, _ = parse_wheel_filename(whl.name)
             name = canonical(name)
-            if pins.get(name) == str(version) and _supported(whl.name, target) and name not in found:
+            if pins.get(name) == str(version) and wheel_supported(whl.name, target) and name not in found:
                 found[name] = whl
     return found
-
-
-def _pip_platform_args(target: Target) -> list[str]:
-    args = ["--only-binary=:all:", "--implementation", "cp", "--python-version", target.python]
-    for p in target.platforms():
-        args += ["--platform", p]
-    for a in target.abis():
-        args += ["--abi", a]
-    return args
 
 
 def fetch_wheels(pins: dict[str, str], target: Target, cache: Path) -> dict[str, Path]:
@@ -272,7 +133,7 @@ def fetch_wheels(pins: dict[str, str], target: Target, cache: Path) -> dict[str,
         log(f"downloading {len(missing)} wheel(s) for {target.tag}: {', '.join(missing)}")
         t0 = time.monotonic()
         cmd = [sys.executable, "-m", "pip", "download", "--no-deps", "--quiet", "--dest", str(cache),
-               *_pip_platform_args(target), *[f"{n}=={pins[n]}" for n in missing]]
+               *pip_platform_args(target), *[f"{n}=={pins[n]}" for n in missing]]
         proc = subprocess.run(cmd, capture_output=True, text=True)
         if proc.returncode != 0:
             raise PackagingError(
@@ -577,32 +438,3 @@ def load_manifest(dist: Path = DEFAULT_DIST) -> dict:
 def host_arch() -> str:
     m = platform.machine().lower()
     return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)
-
-
-def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(
-        prog="package-job",
-        description="Build the EMR Serverless artifacts (entry point, connector, dependency archive) into dist/.",
-    )
-    p.add_argument("--python", default="3.11", choices=PYTHON_VERSIONS, help="the runtime's Python (default 3.11)")
-    p.add_argument("--arch", default="x86_64", choices=ARCHES,
-                   help="the EMR application's CPU: x86_64 (X86_64) or aarch64 (ARM64); default x86_64")
-    p.add_argument("--python-home", default=DEFAULT_PYTHON_HOME,
-                   help="directory holding pythonX.Y on the runtime image (default /usr/bin)")
-    p.add_argument("--glibc", default=DEFAULT_GLIBC, help="newest glibc the runtime has (default 2.34, AL2023)")
-    p.add_argument("--dist", type=Path, default=DEFAULT_DIST, help="output directory (default dist/)")
-    p.add_argument("--wheel-cache", type=Path, default=DEFAULT_WHEEL_CACHE,
-                   help="downloaded wheels are kept here (default build/wheel-cache/)")
-    args = p.parse_args(argv)
-    try:
-        target = Target(args.python, args.arch, args.glibc, args.python_home)
-        result = build(target, args.dist, args.wheel_cache)
-    except PackagingError as e:
-        print(f"package-job: error: {e}", file=sys.stderr)
-        return 2
-    print(report(result))
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

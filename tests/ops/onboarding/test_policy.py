@@ -5,7 +5,8 @@ import re
 
 import pytest
 
-from ops import policy_merge as pm
+from infra.contract import QUEUE_CONSUME_ACTIONS
+from ops.onboarding import policy as pm
 
 ACCT = "111111111111"
 ROLE = f"arn:aws:iam::{ACCT}:role/analytics-job"
@@ -204,5 +205,5 @@ def test_consumer_role_policy_mirrors_the_grants():
     by_sid = {s["Sid"]: s for s in p["Statement"]}
     assert by_sid["ReadSourceObjects"]["Resource"] == ["arn:aws:s3:::bkt/a/*", "arn:aws:s3:::bkt/b/*"]
     assert by_sid["ListSourcePrefixes"]["Condition"]["StringLike"]["s3:prefix"] == ["a/*", "b/*"]
-    assert by_sid["ConsumeSourceQueue"]["Action"] == list(pm.QUEUE_ACTIONS)
+    assert by_sid["ConsumeSourceQueue"]["Action"] == list(QUEUE_CONSUME_ACTIONS)
     assert "Principal" not in by_sid["DecryptSourceData"]  # identity policy: no principal

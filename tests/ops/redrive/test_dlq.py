@@ -4,7 +4,7 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ops import dlq
+from ops.redrive import dlq
 from tests.ops.helpers import s3_event
 
 

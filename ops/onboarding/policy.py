@@ -14,22 +14,19 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from infra.contract import QUEUE_CONSUME_ACTIONS
+from ops.onboarding import OnboardError
+
 SID_PREFIX = "S3SqsOnboard"
 POLICY_VERSION = "2012-10-17"
 
-QUEUE_ACTIONS = (
-    "sqs:ReceiveMessage",
-    "sqs:DeleteMessage",
-    "sqs:ChangeMessageVisibility",
-    "sqs:GetQueueAttributes",
-)
 KMS_ACTIONS = ("kms:Decrypt", "kms:DescribeKey")
 
 ACCOUNT_RE = re.compile(r"^[0-9]{12}\Z")
 ROLE_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):iam::([0-9]{12}):role/([A-Za-z0-9_+=,.@/-]{1,512})\Z")
 
 
-class PolicyError(ValueError):
+class PolicyError(OnboardError, ValueError):
     """An existing policy cannot be merged safely, or the input is invalid."""
 
 
@@ -129,7 +126,7 @@ def queue_statement(grantee: Grantee, queue_arn: str) -> dict:
         "Sid": f"{grantee.sid_namespace}SqsConsume",
         "Effect": "Allow",
         "Principal": {"AWS": grantee.principal},
-        "Action": list(QUEUE_ACTIONS),
+        "Action": list(QUEUE_CONSUME_ACTIONS),
         "Resource": queue_arn,
     }
 
@@ -188,7 +185,7 @@ def consumer_role_policy(
         })
     if queue_arn:
         statements.append({
-            "Sid": "ConsumeSourceQueue", "Effect": "Allow", "Action": list(QUEUE_ACTIONS), "Resource": queue_arn,
+            "Sid": "ConsumeSourceQueue", "Effect": "Allow", "Action": list(QUEUE_CONSUME_ACTIONS), "Resource": queue_arn,
         })
     if topic_arn:
         statements.append({

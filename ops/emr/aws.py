@@ -1,0 +1,162 @@
+"""The S3 and EMR Serverless calls of submit-job and job-runs: upload artifacts, check the application,
+list, follow and look up job runs."""
+from __future__ import annotations
+
+import sys
+import threading
+import time
+from pathlib import Path
+
+from botocore.exceptions import BotoCoreError, ClientError
+
+from ops import aws
+from ops.emr import SubmitError, runs
+from ops.emr.request import ArtifactLocations
+from ops.packaging.build import human
+
+
+def session_clients(region: str | None, endpoint_url: str | None):
+    """(the region, an EMR Serverless client, an S3 client); uploads and polls get more retries than the default."""
+    session = aws.session(region)
+    emr, s3 = (aws.client(session, svc, endpoint_url, max_attempts=5) for svc in ("emr-serverless", "s3"))
+    return session.region_name, emr, s3
+
+
+class _Progress:
+    """Prints each further quarter of a large upload (boto3 calls this from its worker threads)."""
+
+    def __init__(self, total: int, out):
+        self.total, self.out, self.done, self.shown = total, out, 0, 0
+        self.lock = threading.Lock()
+
+    def __call__(self, n: int) -> None:
+        with self.lock:
+            self.done += n
+            quarter = 4 * self.done // max(self.total, 1)
+            if quarter > self.shown:
+                self.shown = quarter
+                print(f"    {25 * quarter}%", file=self.out, flush=True)
+
+
+def upload_artifacts(s3, dist: Path, manifest: dict, locations: ArtifactLocations, out=None) -> list[str]:
+    """Upload each artifact unless the same content is already there; returns the uploaded names."""
+    out = out or sys.stderr
+    uploaded = []
+    for name, key in locations.keys.items():
+        meta = manifest["artifacts"][name]
+        try:
+            head = s3.head_object(Bucket=locations.bucket, Key=key)
+            if head.get("Metadata", {}).get("sha256") == meta["sha256"] and head["ContentLength"] == meta["size"]:
+                print(f"  {name}: already at {locations.uri(name)}", file=out, flush=True)
+                continue
+        except ClientError as e:
+            if aws.error_code(e) not in ("404", "NoSuchKey", "NotFound"):
+                raise SubmitError(f"cannot read s3://{locations.bucket}/{key}: {e}") from None
+        print(f"  {name}: uploading {human(meta['size'])} to {locations.uri(name)}", file=out, flush=True)
+        try:
+            s3.upload_file(str(Path(dist) / name), locations.bucket, key,
+                           ExtraArgs={"Metadata": {"sha256": meta["sha256"]}},
+                           Callback=_Progress(meta["size"], out) if meta["size"] > 8 << 20 else None)
+        except ClientError as e:
+            raise SubmitError(f"upload to {locations.uri(name)} failed: {e}") from None
+        uploaded.append(name)
+    return uploaded
+
+
+def check_application(emr, application_id: str, manifest: dict, declared_arch: str | None = None) -> dict:
+    """The application exists, runs, and has the CPU dist/ was built for.
+
+    GetApplication's `architecture` decides; the stack's EmrArchitecture output stands in where the
+    endpoint leaves it out (moto does).
+    """
+    try:
+        app = emr.get_application(applicationId=application_id)["application"]
+    except ClientError as e:
+        raise SubmitError(f"EMR Serverless application {application_id}: {e}") from None
+    want = manifest["target"]["emr_architecture"]
+    have = app.get("architecture") or declared_arch or "X86_64"
+    if have != want:
+        raise SubmitError(
+            f"application {application_id} runs on {have} but dist/ was built for {want}: "
+            f"run scripts/package-job --arch {'aarch64' if have == 'ARM64' else 'x86_64'}"
+        )
+    if app.get("state") in ("TERMINATED", "TERMINATING"):
+        raise SubmitError(f"application {application_id} is {app['state']}; redeploy the stack")
+    return app
+
+
+def list_runs(emr, application_id: str, states=(), limit: int | None = None) -> list[dict]:
+    """Job run summaries as the API orders them (newest first)."""
+    summaries: list[dict] = []
+    try:
+        for page in emr.get_paginator("list_job_runs").paginate(
+            applicationId=application_id, **({"states": list(states)} if states else {})
+        ):
+            summaries += page["jobRuns"]
+            if limit is not None and len(summaries) >= limit:
+                break
+    except ClientError as e:
+        # moto answers ResourceNotFound for an application that has never had a run; AWS, an empty list.
+        if aws.error_code(e) == "ResourceNotFoundException" and not summaries:
+            emr.get_application(applicationId=application_id)  # still raises if the application is gone
+            return []
+        raise
+    return summaries if limit is None else summaries[:limit]
+
+
+def runs_on_checkpoint(emr, application_id: str, checkpoint: str) -> list[str]:
+    """Active runs that use this checkpoint, as "RUN_ID (STATE)"."""
+    found = []
+    for summary in list_runs(emr, application_id, runs.ACTIVE_STATES):
+        if summary["state"] in runs.ACTIVE_STATES:
+            run = emr.get_job_run(applicationId=application_id, jobRunId=summary["id"])["jobRun"]
+            if runs.checkpoint_of(run) == checkpoint.rstrip("/"):
+                found.append(f"{summary['id']} ({summary['state']})")
+    return found
+
+
+def dashboard_url(emr, application_id: str, run_id: str) -> str | None:
+    """The Spark UI link, when the API offers one (not for every state, and not on every endpoint).
+
+    Only a convenience next to the run's state, so an error here means "no link", never a failed command.
+    """
+    try:
+        return emr.get_dashboard_for_job_run(applicationId=application_id, jobRunId=run_id).get("url")
+    except (ClientError, BotoCoreError):
+        return None
+
+
+def wait_for_run(emr, application_id: str, run_id: str, poll_seconds: float = 10.0,
+                 timeout_seconds: float | None = None, out=None) -> dict:
+    """Print each state change until the run ends; returns the final GetJobRun jobRun."""
+    out = out or sys.stderr
+    last, shown_dashboard = None, False
+    deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
+    while True:
+        try:
+            run = emr.get_job_run(applicationId=application_id, jobRunId=run_id)["jobRun"]
+        except ClientError as e:
+            raise SubmitError(f"job run {run_id}: {e}") from None
+        state = run["state"]
+        if state != last:
+            detail = f" ({run['stateDetails']})" if run.get("stateDetails") else ""
+            print(f"{time.strftime('%H:%M:%S')} {run_id} {state}{detail}", file=out, flush=True)
+            last = state
+        if not shown_dashboard and state not in runs.STARTING_STATES:
+            url = dashboard_url(emr, application_id, run_id)
+            if url:
+                print(f"dashboard: {url}", file=out, flush=True)
+                shown_dashboard = True
+        if state in runs.TERMINAL_STATES:
+            return run
+        if deadline is not None and time.monotonic() > deadline:
+            raise SubmitError(f"job run {run_id} still {state} after {timeout_seconds:.0f} s")
+        time.sleep(poll_seconds)
+
+
+def start_run(emr, request: dict) -> str:
+    """StartJobRun; returns the new run's id."""
+    try:
+        return emr.start_job_run(**request)["jobRunId"]
+    except ClientError as e:
+        raise SubmitError(f"StartJobRun failed: {e}") from None

@@ -1,0 +1,158 @@
+"""The submit-job and job-runs command lines.
+
+submit-job prints the new run's id on stdout and its progress on stderr, so `RUN=$(scripts/submit-job …)`
+works; job-runs lists, shows and cancels runs. Both find every id and ARN in the stack outputs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import uuid
+from pathlib import Path
+
+from ops import aws, cli
+from ops.emr import SubmitError, runs
+from ops.emr import aws as emr_aws
+from ops.emr.request import (
+    DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR, JobSpec, artifact_locations, build_start_job_run_request, validate_request,
+)
+from ops.packaging.build import DEFAULT_DIST, load_manifest
+
+SUBMIT_PROG = "submit-job"
+RUNS_PROG = "job-runs"
+ERROR_EXIT = 2  # both tools: a problem to fix before anything runs
+
+
+# ---------------------------------------------------------------- submit-job
+
+def submit_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=SUBMIT_PROG,
+        description="Upload dist/ to the artifacts bucket and start the job on the EMR Serverless application.",
+    )
+    cli.add_stack_args(p)
+    cli.add_aws_args(p)
+    cli.add_consumer_arg(p, required=True)
+    p.add_argument("--format", required=True, choices=["csv", "json", "parquet"], help="format of the S3 files")
+    p.add_argument("--schema", required=True, help='DDL schema of the files, e.g. "id LONG, name STRING"')
+    p.add_argument("--output", help="output table location (default: the consumer's outputUri)")
+    p.add_argument("--checkpoint", help="checkpoint location (default: the consumer's checkpointUri)")
+    p.add_argument("--partition-by", type=cli.comma_list, default=(), metavar="C1,C2", help="output partition columns")
+    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="source option (repeatable)")
+    p.add_argument("--trigger-interval", help="micro-batch interval, e.g. '10 seconds'")
+    p.add_argument("--until-drained", action="store_true",
+                   help="stop when the queue is empty: a BATCH run (default: a STREAMING run that is restarted)")
+    p.add_argument("--max-failed-attempts-per-hour", type=int, default=DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR,
+                   help=f"STREAMING retry policy, 1-10 (default {DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR})")
+    p.add_argument("--timeout-minutes", type=int,
+                   help="run time limit (default: none for STREAMING, EMR's 12 hours for BATCH)")
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra Spark configuration (repeatable), e.g. spark.executor.memory=8g")
+    p.add_argument("--name", help="job run name (default s3sqs-<consumer>)")
+    p.add_argument("--client-token", help="idempotency token (default: a new one per submission)")
+    p.add_argument("--dist", type=Path, default=DEFAULT_DIST, help="artifacts directory (default dist/)")
+    p.add_argument("--dry-run", action="store_true", help="print the StartJobRun request; upload and start nothing")
+    p.add_argument("--wait", action="store_true", help="follow the run until it ends; exit 1 unless it succeeds")
+    p.add_argument("--poll-seconds", type=float, default=10.0, help=argparse.SUPPRESS)
+    return p
+
+
+def _submit(args, out) -> int:
+    outputs = cli.stack_outputs(args)
+    manifest = load_manifest(args.dist)
+    spec = JobSpec(
+        consumer=args.consumer, format=args.format, schema=args.schema, output=args.output,
+        checkpoint=args.checkpoint, partition_by=args.partition_by, options=tuple(args.option),
+        until_drained=args.until_drained, region=aws.session(args.region).region_name, name=args.name,
+        trigger_interval=args.trigger_interval, max_failed_attempts_per_hour=args.max_failed_attempts_per_hour,
+        timeout_minutes=args.timeout_minutes, spark_conf=tuple(args.conf),
+    )
+    locations = artifact_locations(manifest, outputs.get("ArtifactsBucketName"))
+    request = build_start_job_run_request(outputs, spec, locations, manifest, args.client_token or uuid.uuid4().hex)
+    validate_request(request)
+    if args.dry_run:
+        print(json.dumps(request, indent=2), file=out)
+        return 0
+    _, emr, s3 = emr_aws.session_clients(spec.region, args.endpoint_url)
+    app_id = request["applicationId"]
+    declared_arch = outputs.values.get("EmrArchitecture")
+    app = emr_aws.check_application(emr, app_id, manifest, declared_arch)
+    cli.say(f"application {app_id} ({app.get('releaseLabel', '?')}, "
+            f"{app.get('architecture') or declared_arch or 'X86_64'}, {app.get('state', '?')})")
+    checkpoint = runs.checkpoint_of(request)
+    busy = emr_aws.runs_on_checkpoint(emr, app_id, checkpoint)
+    if busy:
+        raise SubmitError(runs.checkpoint_in_use(busy, checkpoint))
+    cli.say(f"uploading artifacts to s3://{locations.bucket}/")
+    emr_aws.upload_artifacts(s3, args.dist, manifest, locations)
+    run_id = emr_aws.start_run(emr, request)
+    cli.say(f"started {spec.mode} job run {run_id} ({spec.job_name}) for consumer {spec.consumer}")
+    print(run_id, file=out, flush=True)
+    if not args.wait:
+        cli.say(f"follow it with: scripts/job-runs show {run_id}   cancel: scripts/job-runs cancel {run_id}")
+        return 0
+    return _report_end(emr_aws.wait_for_run(emr, app_id, run_id, args.poll_seconds))
+
+
+def _report_end(run: dict) -> int:
+    """0 for a run that succeeded; otherwise say how it ended, and 1."""
+    state = run["state"]
+    if state == "SUCCESS":
+        return 0
+    detail = run.get("stateDetails") or "no details"
+    cli.say(f"job run {run['jobRunId']} ended {state}: {detail}")
+    return 1
+
+
+def submit_main(argv: list[str] | None = None, out=None) -> int:
+    args = submit_parser().parse_args(argv)
+    return cli.run(SUBMIT_PROG, lambda: _submit(args, out or sys.stdout), error_exit=ERROR_EXIT,
+                   interrupted="a run that was started goes on (scripts/job-runs cancel RUN_ID stops it)")
+
+
+# ---------------------------------------------------------------- job-runs
+
+def runs_parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False)
+    cli.add_stack_args(common)
+    cli.add_aws_args(common)
+    p = argparse.ArgumentParser(prog=RUNS_PROG, description="List, show and cancel the application's job runs.")
+    sub = p.add_subparsers(dest="command", required=True)
+    ls = sub.add_parser("list", parents=[common], help="recent job runs, newest first")
+    ls.add_argument("--state", action="append", default=[], help="only runs in this state (repeatable)")
+    ls.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
+    show = sub.add_parser("show", parents=[common], help="one run's details, with its dashboard URL when there is one")
+    show.add_argument("run_id")
+    cancel = sub.add_parser("cancel", parents=[common], help="cancel a run")
+    cancel.add_argument("run_id")
+    cancel.add_argument("--wait", action="store_true", help="wait until the run has ended")
+    cancel.add_argument("--poll-seconds", type=float, default=10.0, help=argparse.SUPPRESS)
+    return p
+
+
+def _runs(args, out) -> int:
+    app_id = cli.stack_outputs(args).get("EmrApplicationId")
+    _, emr, _ = emr_aws.session_clients(args.region, args.endpoint_url)
+    if args.command == "list":
+        found = sorted(emr_aws.list_runs(emr, app_id, args.state), key=lambda r: str(r.get("createdAt") or ""),
+                       reverse=True)[: args.limit]
+        lines = runs.runs_table(found) if found else [f"no job runs on application {app_id}"]
+        print("\n".join(lines), file=out)
+        return 0
+    if args.command == "show":
+        run = emr.get_job_run(applicationId=app_id, jobRunId=args.run_id)["jobRun"]
+        print("\n".join(runs.run_details(run, emr_aws.dashboard_url(emr, app_id, args.run_id))), file=out)
+        return 0 if run["state"] not in ("FAILED", "CANCELLED") else 1
+    emr.cancel_job_run(applicationId=app_id, jobRunId=args.run_id)
+    cli.say(f"cancellation requested for {args.run_id}")
+    if args.wait:
+        run = emr_aws.wait_for_run(emr, app_id, args.run_id, args.poll_seconds)
+        return 0 if run["state"] in ("CANCELLED", "SUCCESS") else 1
+    return 0
+
+
+def runs_main(argv: list[str] | None = None, out=None) -> int:
+    args = runs_parser().parse_args(argv)
+    return cli.run(RUNS_PROG, lambda: _runs(args, out or sys.stdout), error_exit=ERROR_EXIT,
+                   interrupted="stopped watching; a cancellation already requested goes ahead")

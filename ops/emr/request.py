@@ -1,0 +1,214 @@
+"""The StartJobRun request for one consumer's job, from the stack outputs, the dist/ manifest and the flags.
+
+No I/O: `submit-job --dry-run` prints exactly this, and the packaging proof runs it locally. Every id and
+ARN comes from the stack outputs; the consumer is chosen by name.
+"""
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+
+from infra.contract import EMR_LOGS_PREFIX, JOB_ARTIFACTS_PREFIX, checkpoint_prefix, output_prefix
+from ops.emr import SubmitError
+from ops.packaging.target import CONNECTOR_ARCHIVE_ALIAS, ENV_ARCHIVE_ALIAS
+from ops.stack_outputs import StackOutputs
+
+ENV_PYTHON = f"./{ENV_ARCHIVE_ALIAS}/bin/python"
+DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR = 5
+
+
+@dataclass(frozen=True)
+class JobSpec:
+    """What the operator asked for; everything else comes from the stack outputs."""
+    consumer: str
+    format: str
+    schema: str
+    output: str | None = None
+    checkpoint: str | None = None
+    partition_by: tuple[str, ...] = ()
+    options: tuple[str, ...] = ()
+    until_drained: bool = False
+    region: str | None = None
+    name: str | None = None
+    trigger_interval: str | None = None
+    max_failed_attempts_per_hour: int = DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR
+    timeout_minutes: int | None = None
+    spark_conf: tuple[str, ...] = ()
+    tags: dict = field(default_factory=dict)
+    # Only for runs against a local stand-in; on EMR the job reaches AWS's own endpoints.
+    job_endpoint_url: str | None = None
+
+    @property
+    def mode(self) -> str:
+        return "BATCH" if self.until_drained else "STREAMING"
+
+    @property
+    def job_name(self) -> str:
+        return self.name or f"s3sqs-{self.consumer}"
+
+
+@dataclass(frozen=True)
+class ArtifactLocations:
+    bucket: str
+    keys: dict  # artifact file name -> S3 key
+
+    def uri(self, name: str) -> str:
+        return f"s3://{self.bucket}/{self.keys[name]}"
+
+
+def artifact_locations(manifest: dict, bucket: str, prefix: str = JOB_ARTIFACTS_PREFIX) -> ArtifactLocations:
+    """jobs/<sha256 prefix>/<file>: the key changes exactly when the content does, so a rebuilt archive
+    never overwrites one a running job still reads."""
+    keys = {name: f"{prefix}{meta['sha256'][:16]}/{name}" for name, meta in sorted(manifest["artifacts"].items())}
+    return ArtifactLocations(bucket, keys)
+
+
+def default_locations(outputs: StackOutputs, consumer: str) -> tuple[str, str]:
+    """(checkpoint, output) under the prefixes the consumer's job role may write."""
+    c = outputs.consumer(consumer)
+    bucket = None if (c.checkpoint_uri and c.output_uri) else outputs.get("CheckpointBucketName")
+    checkpoint = c.checkpoint_uri or f"s3://{bucket}/{checkpoint_prefix(consumer)}"
+    output = c.output_uri or f"s3://{bucket}/{output_prefix(consumer)}"
+    return checkpoint.rstrip("/"), output.rstrip("/")
+
+
+def _check_conf(item: str) -> tuple[str, str]:
+    if "=" not in item or not item.split("=", 1)[0]:
+        raise SubmitError(f"--conf {item!r} must look like key=value")
+    if any(c.isspace() for c in item):
+        raise SubmitError(f"--conf {item!r} must not contain whitespace")
+    k, v = item.split("=", 1)
+    return k, v
+
+
+def spark_submit_parameters(env_uri: str, connector_uri: str, extra_conf: tuple[str, ...] = ()) -> str:
+    """The archive and interpreter settings EMR needs, then the operator's own --conf pairs."""
+    confs = [
+        ("spark.archives", f"{env_uri}#{ENV_ARCHIVE_ALIAS},"
+                           f"{connector_uri}#{CONNECTOR_ARCHIVE_ALIAS}"),
+        ("spark.emr-serverless.driverEnv.PYSPARK_DRIVER_PYTHON", ENV_PYTHON),
+        ("spark.emr-serverless.driverEnv.PYSPARK_PYTHON", ENV_PYTHON),
+        ("spark.executorEnv.PYSPARK_PYTHON", ENV_PYTHON),
+    ]
+    fixed = {k for k, _ in confs}
+    for item in extra_conf:
+        k, v = _check_conf(item)
+        if k in fixed:
+            raise SubmitError(f"--conf {k} is set by submit-job; it cannot be overridden")
+        confs.append((k, v))
+    return " ".join(f"--conf {k}={v}" for k, v in confs)
+
+
+def entry_point_arguments(spec: JobSpec, queue_url: str, checkpoint: str, output: str, region: str | None) -> list[str]:
+    """The flags app/job.py takes."""
+    args = ["--queue-url", queue_url, "--format", spec.format, "--schema", spec.schema,
+            "--checkpoint", checkpoint, "--output", output]
+    if spec.partition_by:
+        args += ["--partition-by", ",".join(spec.partition_by)]
+    if region:
+        args += ["--region", region]
+    if spec.job_endpoint_url:
+        args += ["--endpoint-url", spec.job_endpoint_url]
+    if spec.trigger_interval:
+        args += ["--trigger-interval", spec.trigger_interval]
+    if spec.until_drained:
+        args.append("--until-drained")
+    for opt in spec.options:
+        if "=" not in opt or not opt.split("=", 1)[0].strip():
+            raise SubmitError(f"--option {opt!r} must look like key=value")
+        args += ["--option", opt]
+    args += ["--name", spec.job_name]
+    return args
+
+
+def build_start_job_run_request(
+    outputs: StackOutputs, spec: JobSpec, locations: ArtifactLocations, manifest: dict, client_token: str,
+) -> dict:
+    consumer = outputs.consumer(spec.consumer)  # raises for an unknown consumer, naming the known ones
+    checkpoint_default, output_default = default_locations(outputs, spec.consumer)
+    checkpoint = (spec.checkpoint or checkpoint_default).rstrip("/")
+    output = (spec.output or output_default).rstrip("/")
+    if not 1 <= spec.max_failed_attempts_per_hour <= 10:
+        raise SubmitError("--max-failed-attempts-per-hour must be between 1 and 10")
+    request = {
+        "applicationId": outputs.get("EmrApplicationId"),
+        "clientToken": client_token,
+        "executionRoleArn": consumer.job_role_arn,
+        "name": spec.job_name,
+        "mode": spec.mode,
+        "jobDriver": {
+            "sparkSubmit": {
+                "entryPoint": locations.uri(manifest["entry_point"]),
+                "entryPointArguments": entry_point_arguments(spec, consumer.queue_url, checkpoint, output,
+                                                             spec.region),
+                "sparkSubmitParameters": spark_submit_parameters(
+                    locations.uri(manifest["environment"]), locations.uri(manifest["connector"]), spec.spark_conf),
+            }
+        },
+        "configurationOverrides": {
+            "monitoringConfiguration": {
+                # The artifacts bucket, next to the code that produced them; the job role may write there.
+                "s3MonitoringConfiguration": {"logUri": f"s3://{outputs.get('ArtifactsBucketName')}/{EMR_LOGS_PREFIX}"},
+                "cloudWatchLoggingConfiguration": {
+                    "enabled": True,
+                    "logGroupName": outputs.get("LogGroupName"),
+                    "logStreamNamePrefix": spec.consumer,
+                },
+            }
+        },
+        "tags": {"s3sqs:consumer": spec.consumer, **spec.tags},
+    }
+    if spec.mode == "STREAMING":
+        # EMR restarts a failed streaming run from its checkpoint, at most this often per hour.
+        request["retryPolicy"] = {"maxFailedAttemptsPerHour": spec.max_failed_attempts_per_hour}
+        # 0 = never time out: a streaming run is meant to keep going.
+        request["executionTimeoutMinutes"] = spec.timeout_minutes if spec.timeout_minutes is not None else 0
+    elif spec.timeout_minutes is not None:
+        request["executionTimeoutMinutes"] = spec.timeout_minutes
+    return request
+
+
+def validate_request(request: dict) -> None:
+    """Check the request against botocore's EMR Serverless model (field names, types, lengths, enums)."""
+    import botocore.session
+    from botocore.validate import ParamValidator
+
+    model = botocore.session.get_session().get_service_model("emr-serverless")
+    shape = model.operation_model("StartJobRun").input_shape
+    report = ParamValidator().validate(request, shape)
+    if report.has_errors():
+        raise SubmitError("the StartJobRun request is invalid:\n" + report.generate_report())
+
+
+def local_spark_submit_args(request: dict, local_paths: dict[str, str]) -> tuple[list[str], dict[str, str]]:
+    """Translate a StartJobRun request into a local spark-submit command line and driver environment.
+
+    s3:// artifact URIs are replaced by local paths; `spark.emr-serverless.driverEnv.X=V` becomes the
+    environment variable X=V, which is what EMR Serverless sets on its driver. Used by the proof test,
+    so the local run gets exactly the settings EMR gets.
+    """
+    driver = request["jobDriver"]["sparkSubmit"]
+
+    def localize(text: str) -> str:
+        for uri, path in local_paths.items():
+            text = text.replace(uri, path)
+        return text
+
+    argv, env = [], {}
+    words = shlex.split(driver.get("sparkSubmitParameters", ""))
+    i = 0
+    while i < len(words):
+        if words[i] == "--conf":
+            k, v = words[i + 1].split("=", 1)
+            prefix = "spark.emr-serverless.driverEnv."
+            if k.startswith(prefix):
+                env[k[len(prefix):]] = v
+            else:
+                argv += ["--conf", f"{k}={localize(v)}"]
+            i += 2
+        else:
+            argv.append(localize(words[i]))
+            i += 1
+    argv.append(localize(driver["entryPoint"]))
+    argv += [localize(a) for a in driver.get("entryPointArguments", [])]
+    return argv, env

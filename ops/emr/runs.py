@@ -1,0 +1,62 @@
+"""What job runs mean to the operator: their states, the checkpoint a run uses, and how job-runs shows them.
+
+No I/O: these read GetJobRun / ListJobRuns answers that aws.py fetched.
+"""
+from __future__ import annotations
+
+import json
+import shlex
+
+TERMINAL_STATES = ("SUCCESS", "FAILED", "CANCELLED")
+ACTIVE_STATES = ("SUBMITTED", "PENDING", "SCHEDULED", "RUNNING", "QUEUED", "CANCELLING")
+# Before these end, a run has no Spark UI to link to.
+STARTING_STATES = ("SUBMITTED", "PENDING", "SCHEDULED")
+
+
+def checkpoint_of(run: dict) -> str | None:
+    """The --checkpoint a run (or a StartJobRun request) passes to app/job.py."""
+    args = run.get("jobDriver", {}).get("sparkSubmit", {}).get("entryPointArguments", [])
+    if "--checkpoint" in args and args.index("--checkpoint") + 1 < len(args):
+        return args[args.index("--checkpoint") + 1].rstrip("/")
+    return None
+
+
+def checkpoint_in_use(busy: list[str], checkpoint: str) -> str:
+    """Why a second run on a checkpoint is refused: it would fight the first over the checkpoint, the file
+    index and the queue."""
+    one = len(busy) == 1
+    return (f"{'run' if one else 'runs'} {', '.join(busy)} already {'uses' if one else 'use'} checkpoint "
+            f"{checkpoint}; stop {'it' if one else 'them'} first (scripts/job-runs cancel RUN_ID --wait) "
+            "or choose another --checkpoint")
+
+
+def format_time(value) -> str:
+    return value.strftime("%Y-%m-%d %H:%M:%S") if hasattr(value, "strftime") else str(value or "")
+
+
+def runs_table(runs: list[dict]) -> list[str]:
+    """`job-runs list`: one line per run summary, under a header."""
+    lines = [f"{'RUN ID':<20}  {'STATE':<10}  {'MODE':<9}  {'CREATED (UTC)':<19}  NAME"]
+    for r in runs:
+        lines.append(f"{r['id']:<20}  {r['state']:<10}  {r.get('mode', ''):<9}  "
+                     f"{format_time(r.get('createdAt')):<19}  {r.get('name') or ''}")
+    return lines
+
+
+def run_details(run: dict, dashboard: str | None) -> list[str]:
+    """`job-runs show`: one "key: value" line per detail the run has."""
+    driver = run.get("jobDriver", {}).get("sparkSubmit", {})
+    monitoring = run.get("configurationOverrides", {}).get("monitoringConfiguration", {})
+    rows = [
+        ("run", run["jobRunId"]), ("name", run.get("name")), ("state", run["state"]),
+        ("details", run.get("stateDetails")), ("mode", run.get("mode")),
+        ("retry policy", json.dumps(run["retryPolicy"]) if run.get("retryPolicy") else None),
+        ("attempt", run.get("attempt")), ("created", format_time(run.get("createdAt"))),
+        ("updated", format_time(run.get("updatedAt"))), ("release", run.get("releaseLabel")),
+        ("role", run.get("executionRole")), ("entry point", driver.get("entryPoint")),
+        ("arguments", shlex.join(driver.get("entryPointArguments", [])) or None),
+        ("logs (S3)", monitoring.get("s3MonitoringConfiguration", {}).get("logUri")),
+        ("logs (CloudWatch)", monitoring.get("cloudWatchLoggingConfiguration", {}).get("logGroupName")),
+        ("dashboard", dashboard),
+    ]
+    return [f"{k + ':':<19}{v}" for k, v in rows if v not in (None, "")]

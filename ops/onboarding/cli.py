@@ -1,0 +1,98 @@
+"""The onboard-account command line: a dry run by default, which prints the diff of every policy it
+would change; --apply writes them."""
+from __future__ import annotations
+
+import argparse
+import json
+
+from ops import aws, cli
+from ops.onboarding import aws as onboarding_aws
+from ops.onboarding import policy as pm
+from ops.onboarding.request import FROM_OUTPUTS, Request, build_request, consumer_artifacts
+
+PROG = "onboard-account"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Grant a consumer in another AWS account read access to the source data (dry run unless --apply).",
+    )
+    who = p.add_mutually_exclusive_group(required=True)
+    who.add_argument("--consumer-account", metavar="ID", help="12-digit account id of the consumer (its root principal)")
+    who.add_argument("--consumer-role-arn", metavar="ARN", help="the consumer's job role, instead of the whole account")
+    p.add_argument("--bucket", action="append", metavar="NAME", help="source bucket (repeatable)")
+    p.add_argument("--prefix", action="append", metavar="PREFIX",
+                   help="key prefix the consumer may read (repeatable; '' means the whole bucket)")
+    via = p.add_mutually_exclusive_group()
+    via.add_argument("--queue-url", metavar="URL", help="owner's queue the consumer reads")
+    via.add_argument("--topic-arn", metavar="ARN", nargs="?", const=FROM_OUTPUTS,
+                     help="owner's topic the consumer's own queue subscribes to (no value: the stack's TopicArn)")
+    p.add_argument("--kms-key-arn", metavar="ARN", help="customer-managed key encrypting the data")
+    cli.add_stack_args(p, outputs_default=None, outputs_help="`cdk deploy --outputs-file` JSON, for defaults")
+    cli.add_consumer_arg(
+        p, help="consumer name: picks its queue and prefix from --outputs-file, and names the cdk.json entry")
+    mode = p.add_mutually_exclusive_group()
+    mode.add_argument("--apply", action="store_true", help="write the policies (default: print the diff only)")
+    mode.add_argument("--dry-run", action="store_true", help="print the diffs and change nothing (the default)")
+    p.add_argument("--revoke", action="store_true",
+                   help="remove what onboarding added for this consumer (without --prefix: every prefix)")
+    cli.add_aws_args(p)
+    return p
+
+
+def _onboard(req: Request, clients: dict, out=print, err=cli.say) -> int:
+    """Show (and with --apply, write) every policy change, then what the consumer must do on its side."""
+    for note in req.notes:
+        err(f"note: {note}")
+    action = "revoke" if req.revoke else "grant"
+    who = req.grantee.role_arn or f"account {req.grantee.account}"
+    out(f"# {action} {who} ({'apply' if req.apply else 'dry run'})")
+    # Every policy is read and checked before any is written, so a bad one stops the run with nothing changed.
+    prepared = [onboarding_aws.prepare(t) for t in onboarding_aws.build_targets(req, clients)]
+    outcomes: list[onboarding_aws.Outcome] = []
+    for p in prepared:
+        if req.apply:
+            try:
+                o = onboarding_aws.commit(p, err)
+            except Exception:
+                written = [x.label for x in outcomes if x.written]
+                err(f"stopped at {p.label}; already written: {', '.join(written) or 'nothing'}. "
+                    "Each policy is whole: re-running is safe, and --revoke removes what was added.")
+                raise
+        else:
+            o = onboarding_aws.Outcome(p.label, p.plan.changed, False, pm.policy_diff(p.plan.before, p.plan.after, p.label))
+        outcomes.append(o)
+        out(o.diff.rstrip("\n") if o.changed else f"= {o.label}: unchanged")
+    changed = [o for o in outcomes if o.changed]
+    if not req.apply:
+        if changed:
+            out(f"# dry run: {len(changed)} of {len(outcomes)} policies would change; re-run with --apply to write them")
+        else:
+            out(f"# dry run: all {len(outcomes)} policies already as wanted; nothing to do")
+    else:
+        out(f"# applied: {sum(o.written for o in outcomes)} policies written, "
+            f"{len(outcomes) - len(changed)} already as wanted")
+    if not req.revoke:
+        art = consumer_artifacts(req)
+        out(f"\n# IAM policy for the consumer to attach to its job role in account {req.grantee.account}:")
+        out(json.dumps(art["role_policy"], indent=2))
+        if "subscriber_queue_policy" in art:
+            out("\n# queue policy for the consumer's own queue, so the topic can deliver to it "
+                "(replace YOUR_QUEUE_NAME), then subscribe it with RawMessageDelivery=true:")
+            out(json.dumps(art["subscriber_queue_policy"], indent=2))
+        out("\n# cdk.json context: add this consumer to \"consumers\" (and the role, if any, to "
+            "\"crossAccountPrincipals\") so the next `cdk deploy` keeps the grant:")
+        out(json.dumps(art["cdk_context"], indent=2))
+    return 0
+
+
+def _command(args) -> int:
+    req = build_request(args, aws.configured_region(args.region), cli.stack_outputs(args))
+    return _onboard(req, onboarding_aws.clients(req.region, req.endpoint_url))
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return cli.run(PROG, lambda: _command(args), error_exit=1,
+                   interrupted="each policy is either fully written or untouched")

@@ -1,0 +1,195 @@
+"""What onboard-account was asked to do, validated, and what the consumer must be told. No I/O.
+
+Every flag is checked here, before any AWS call; an error names the flag and says what is allowed.
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from dataclasses import dataclass, field
+from urllib.parse import urlparse
+
+from infra.contract import CONSUMER_NAME_RE, CONSUMER_NAME_RULE
+from ops.onboarding import OnboardError
+from ops.onboarding import policy as pm
+from ops.stack_outputs import OutputsError, StackOutputs
+
+BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
+TOPIC_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):sns:([a-z0-9-]+):([0-9]{12}):([A-Za-z0-9_.-]{1,256})\Z")
+KEY_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):kms:([a-z0-9-]+):([0-9]{12}):key/([A-Za-z0-9-]+)\Z")
+# What a bare --topic-arn stands for: the stack's TopicArn output.
+FROM_OUTPUTS = "<from-outputs>"
+
+
+@dataclass
+class Request:
+    grantee: pm.Grantee
+    consumer_name: str
+    buckets: list[str]
+    prefixes: list[str] | None  # None only for a revoke of every prefix
+    queue_url: str | None
+    topic_arn: str | None
+    kms_key_arn: str | None
+    region: str
+    endpoint_url: str | None
+    apply: bool
+    revoke: bool
+    notes: list[str] = field(default_factory=list)
+
+    @property
+    def partition(self) -> str:
+        return self.grantee.partition
+
+
+def _validate_queue_url(url: str) -> None:
+    u = urlparse(url)
+    parts = [p for p in u.path.split("/") if p]
+    if u.scheme not in ("http", "https") or len(parts) != 2 or not pm.ACCOUNT_RE.match(parts[0]):
+        raise OnboardError(
+            f"--queue-url {url!r} is not an SQS queue URL: expected https://sqs.<region>.amazonaws.com/<account>/<name>"
+        )
+
+
+def _validate_prefix(prefix: str) -> None:
+    if "*" in prefix or "?" in prefix:
+        raise OnboardError(f"--prefix {prefix!r} contains a wildcard; give a literal key prefix such as 'landing/orders/'")
+    if len(prefix) > 1024:
+        raise OnboardError("--prefix is longer than an S3 key can be")
+
+
+def build_request(args: argparse.Namespace, default_region: str | None,
+                  outputs: StackOutputs | None = None) -> Request:
+    """The validated request; `outputs` (the stack's, read from --outputs-file) fills in what the flags leave out."""
+    notes: list[str] = []
+    region = args.region or default_region
+    partition = pm.partition_for_region(region or "")
+    if args.consumer_role_arn:
+        grantee = pm.Grantee.for_role(args.consumer_role_arn)
+    else:
+        grantee = pm.Grantee.for_account(args.consumer_account, partition)
+    if not region:
+        raise OnboardError("no AWS region: pass --region or set AWS_REGION")
+
+    buckets = list(args.bucket or [])
+    prefixes = list(args.prefix) if args.prefix is not None else None
+    queue_url = args.queue_url
+    topic_arn = args.topic_arn
+    kms_key_arn = args.kms_key_arn
+
+    if outputs is not None:
+        try:
+            if not buckets:
+                buckets = [outputs.get("SourceBucketName")]
+            if topic_arn == FROM_OUTPUTS:
+                topic_arn = outputs.get("TopicArn")
+            if kms_key_arn is None and "KmsKeyArn" in outputs.values:
+                kms_key_arn = outputs.get("KmsKeyArn")
+                notes.append(f"using the stack's KMS key {kms_key_arn}")
+            if args.consumer:
+                consumer = None
+                if (topic_arn is None and queue_url is None) or prefixes is None:
+                    consumer = outputs.consumer(args.consumer)
+                if consumer is not None:
+                    if topic_arn is None and queue_url is None:
+                        queue_url = consumer.queue_url
+                    if prefixes is None:
+                        prefixes = [consumer.prefix]
+        except OutputsError as e:
+            raise OnboardError(f"--outputs-file: {e}") from None
+    if topic_arn == FROM_OUTPUTS:
+        raise OnboardError("--topic-arn without a value takes the stack's TopicArn, so it needs --outputs-file")
+
+    if not buckets:
+        raise OnboardError("no bucket: pass --bucket NAME (repeatable), or --outputs-file to use the stack's source bucket")
+    for b in buckets:
+        if not BUCKET_RE.match(b):
+            raise OnboardError(f"--bucket {b!r} is not a valid S3 bucket name")
+    buckets = list(dict.fromkeys(buckets))
+    if prefixes is None and not args.revoke:
+        raise OnboardError(
+            "no prefix: pass --prefix (repeatable), e.g. --prefix landing/orders/; "
+            "--prefix '' grants the whole bucket"
+        )
+    if prefixes is not None:
+        for p in prefixes:
+            _validate_prefix(p)
+        prefixes = list(dict.fromkeys(prefixes))
+        if "" in prefixes:
+            notes.append("the empty prefix grants the consumer every object in the bucket")
+    if not queue_url and not topic_arn:
+        raise OnboardError(
+            "pass --queue-url (the consumer reads the owner's queue) or --topic-arn (the consumer subscribes "
+            "its own queue to the owner's topic); with --outputs-file, --consumer NAME picks the stack's queue"
+        )
+    if queue_url:
+        _validate_queue_url(queue_url)
+    if topic_arn and not TOPIC_ARN_RE.match(topic_arn):
+        raise OnboardError(f"--topic-arn {topic_arn!r} is not an SNS topic ARN: arn:aws:sns:<region>:<account>:<name>")
+    if kms_key_arn and not KEY_ARN_RE.match(kms_key_arn):
+        raise OnboardError(
+            f"--kms-key-arn {kms_key_arn!r} is not a KMS key ARN: arn:aws:kms:<region>:<account>:key/<key-id> "
+            "(aliases are not accepted: the key policy belongs to the key)"
+        )
+    owner = (urlparse(queue_url).path.split("/")[1] if queue_url else TOPIC_ARN_RE.match(topic_arn).group(3))
+    if owner == grantee.account:
+        notes.append(
+            f"the consumer account {grantee.account} owns the queue/topic too; same-account access "
+            "does not need resource policies, but adding them is harmless"
+        )
+    name = args.consumer or f"account-{grantee.account}"
+    if not CONSUMER_NAME_RE.match(name):
+        raise OnboardError(f"--consumer {name!r} cannot name a consumer in cdk.json: use {CONSUMER_NAME_RULE}")
+    if prefixes and len(prefixes) > 1:
+        notes.append(
+            f"cdk.json takes one prefix per consumer; its entry uses the shared prefix {common_prefix(prefixes)!r}"
+        )
+    return Request(
+        grantee=grantee, consumer_name=name, buckets=buckets, prefixes=prefixes, queue_url=queue_url,
+        topic_arn=topic_arn, kms_key_arn=kms_key_arn, region=region, endpoint_url=args.endpoint_url,
+        apply=args.apply, revoke=args.revoke, notes=notes,
+    )
+
+
+# ---------------------------------------------------------------- what the consumer needs to know
+
+def consumer_artifacts(req: Request) -> dict:
+    """The consumer's side of the grant: its role policy, its cdk.json entry and, in topic mode, its queue policy."""
+    queue_arn = None
+    if req.queue_url:
+        u = urlparse(req.queue_url)
+        account, name = [p for p in u.path.split("/") if p]
+        queue_arn = f"arn:{req.partition}:sqs:{_queue_region(req.queue_url, req.region)}:{account}:{name}"
+    prefixes = req.prefixes if req.prefixes is not None else [""]
+    role_policy = pm.consumer_role_policy(
+        partition=req.partition, buckets=req.buckets, prefixes=prefixes, queue_arn=queue_arn,
+        topic_arn=req.topic_arn, kms_key_arn=req.kms_key_arn,
+    )
+    out = {"role_policy": role_policy, "cdk_context": cdk_context_entry(req.consumer_name, req.grantee, prefixes)}
+    if req.topic_arn:
+        out["subscriber_queue_policy"] = pm.subscriber_queue_policy(
+            req.topic_arn, f"arn:{req.partition}:sqs:{req.region}:{req.grantee.account}:YOUR_QUEUE_NAME"
+        )
+    return out
+
+
+def common_prefix(prefixes: list[str]) -> str:
+    """The longest whole-directory prefix shared by all prefixes ("" if none)."""
+    if len(prefixes) == 1:
+        return prefixes[0]
+    shared = os.path.commonprefix(prefixes)
+    return shared[: shared.rfind("/") + 1]
+
+
+def cdk_context_entry(name: str, grantee: pm.Grantee, prefixes: list[str]) -> dict:
+    """Fragments for cdk.json's context, in the shape infra/config.py reads: append the consumer to
+    `consumers` and the role to `crossAccountPrincipals`."""
+    frag: dict = {"consumers": [{"name": name, "accountId": grantee.account, "prefix": common_prefix(prefixes)}]}
+    if grantee.role_arn:
+        frag["crossAccountPrincipals"] = [grantee.role_arn]
+    return frag
+
+
+def _queue_region(url: str, default: str) -> str:
+    m = re.match(r"^sqs\.([a-z0-9-]+)\.amazonaws\.com", urlparse(url).hostname or "")
+    return m.group(1) if m else default

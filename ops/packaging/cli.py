@@ -1,0 +1,40 @@
+"""The package-job command line: build dist/ for the EMR application's Python and CPU, then show what was built."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from ops import cli
+from ops.packaging.build import DEFAULT_DIST, DEFAULT_WHEEL_CACHE, build, report
+from ops.packaging.target import ARCHES, DEFAULT_GLIBC, DEFAULT_PYTHON_HOME, PYTHON_VERSIONS, Target
+
+PROG = "package-job"
+
+
+def parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog=PROG,
+        description="Build the EMR Serverless artifacts (entry point, connector, dependency archive) into dist/.",
+    )
+    p.add_argument("--python", default="3.11", choices=PYTHON_VERSIONS, help="the runtime's Python (default 3.11)")
+    p.add_argument("--arch", default="x86_64", choices=ARCHES,
+                   help="the EMR application's CPU: x86_64 (X86_64) or aarch64 (ARM64); default x86_64")
+    p.add_argument("--python-home", default=DEFAULT_PYTHON_HOME,
+                   help="directory holding pythonX.Y on the runtime image (default /usr/bin)")
+    p.add_argument("--glibc", default=DEFAULT_GLIBC, help="newest glibc the runtime has (default 2.34, AL2023)")
+    p.add_argument("--dist", type=Path, default=DEFAULT_DIST, help="output directory (default dist/)")
+    p.add_argument("--wheel-cache", type=Path, default=DEFAULT_WHEEL_CACHE,
+                   help="downloaded wheels are kept here (default build/wheel-cache/)")
+    return p
+
+
+def _command(args) -> int:
+    result = build(Target(args.python, args.arch, args.glibc, args.python_home), args.dist, args.wheel_cache)
+    print(report(result))
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
+    return cli.run(PROG, lambda: _command(args), error_exit=2,
+                   interrupted="half-written files keep a .partial name; run package-job again")
