@@ -22,14 +22,13 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "app")]
 
-import boto3  # noqa: E402
-import pyarrow.json as pajson  # noqa: E402
+import boto3
+import pyarrow.json as pajson
 
-from ops.local_aws import FAKE_ENV, start_moto_server  # noqa: E402
-from ops.local_spark import job_command, job_env  # noqa: E402
-from ops.sink import committed_rows  # noqa: E402
+from ops.local_aws import FAKE_ENV, start_moto_server
+from ops.local_spark import job_command, job_env
+from ops.sink import committed_rows
 
 REGION = "us-east-1"
 

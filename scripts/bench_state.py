@@ -17,11 +17,10 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "app")]
 
-from s3sqs.files import S3File  # noqa: E402
-from s3sqs.snapshots import Snapshots, local_work_dir, open_index  # noqa: E402
-from s3sqs.storage import LocalStore, S3Store  # noqa: E402
+from s3sqs.files import S3File
+from s3sqs.snapshots import Snapshots, local_work_dir, open_index
+from s3sqs.storage import LocalStore, S3Store
 
 
 def fields(i: int) -> S3File:

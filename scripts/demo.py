@@ -25,16 +25,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path[:0] = [str(ROOT), str(ROOT / "app")]
 
-import boto3  # noqa: E402
-import pyarrow as pa  # noqa: E402
-import pyarrow.parquet as pq  # noqa: E402
+import boto3
+import pyarrow as pa
+import pyarrow.parquet as pq
 
-from ops.local_aws import FAKE_ENV, start_moto_server  # noqa: E402
-from ops.local_spark import job_command, job_env  # noqa: E402
-from ops.sink import committed_rows  # noqa: E402
-from ops.stack_outputs import StackOutputs  # noqa: E402
+from ops.local_aws import FAKE_ENV, start_moto_server
+from ops.local_spark import job_command, job_env
+from ops.sink import committed_rows
+from ops.stack_outputs import StackOutputs
 
 REGION = "us-east-1"
 SCHEMA = "id LONG, customer STRING, amount DOUBLE, country STRING, day STRING"

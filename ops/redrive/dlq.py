@@ -8,7 +8,8 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from s3sqs.events import FileEvent, MessageParseError, parse_body
+from s3sqs.events import MessageParseError, parse_body
+from s3sqs.files import S3File
 
 SQS_BATCH = 10  # SQS batch APIs take at most 10 entries
 
@@ -18,7 +19,7 @@ class Decoded:
     message_id: str
     sent_at: datetime | None
     receive_count: int | None
-    files: tuple[FileEvent, ...]
+    files: tuple[S3File, ...]
     ignored: tuple[str, ...]
     error: str | None  # why the body could not be parsed, if it could not
 
@@ -36,7 +37,7 @@ def decode_message(msg: dict) -> Decoded:
         count = int(attrs["ApproximateReceiveCount"])
     except (KeyError, ValueError):
         count = None
-    files: tuple[FileEvent, ...] = ()
+    files: tuple[S3File, ...] = ()
     ignored: tuple[str, ...] = ()
     error = None
     try:
