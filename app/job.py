@@ -63,6 +63,18 @@ def source_options(args: argparse.Namespace) -> dict[str, str]:
     return opts
 
 
+def warm_python_workers(spark) -> None:
+    """Start the executors' Python workers, with the reader's imports, while the query starts: a cold
+    worker costs seconds before it reads its first file, and Spark reuses warm ones."""
+    import threading
+
+    from s3sqs.warmup import register_warm_up
+    slots = spark.sparkContext.defaultParallelism
+    # A read of a Python data source, like the stream's, so it starts the same kind of worker.
+    warm = spark.read.format(register_warm_up(spark)).option("partitions", str(slots)).load()
+    threading.Thread(target=warm.collect, name="warm-python-workers", daemon=True).start()
+
+
 def run(args: argparse.Namespace) -> int:
     from pyspark.sql import SparkSession
 
@@ -84,6 +96,7 @@ def run(args: argparse.Namespace) -> int:
               .trigger(processingTime=args.trigger_interval))
     if args.partition_by:
         writer = writer.partitionBy(*args.partition_by)
+    warm_python_workers(spark)
     query = writer.start()
     log.info("query %s started: %s -> %s", args.name, args.queue_url, args.output)
     if not args.until_drained:
@@ -100,7 +113,9 @@ def run(args: argparse.Namespace) -> int:
                 shown = progress["batchId"]
                 print(f"[job] batch {progress['batchId']}: {progress['numInputRows']} rows "
                       f"({progress.get('processedRowsPerSecond', 0):.0f} rows/s)", flush=True)
-            idle = idle + 1 if check().drained else 0
+            state = check()
+            idle = idle + 1 if state.drained else 0
+            log.debug("until drained: waiting for %s", state.waiting_for())
             if idle >= args.idle_checks:
                 print("[job] queue drained and every planned batch committed; stopping", flush=True)
                 break
@@ -112,7 +127,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.basicConfig(level=logging.DEBUG if os.environ.get("S3SQS_DEBUG") else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parse_args(sys.argv[1:] if argv is None else argv)
     return run(args)
 

@@ -12,7 +12,6 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.types import StructType
 
 from . import planner
-from .driver import Driver
 from .files import S3File
 from .options import SourceOptions, parse_options
 from .reader import ReadSpec, read_partition
@@ -61,11 +60,12 @@ class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
     def __init__(self, opts: SourceOptions, schema: StructType):
         self.opts = opts
         self.schema = schema
-        self._driver: Driver | None = None  # opened lazily: __init__ also runs in processes that only read
+        self._driver = None  # opened lazily: __init__ also runs in processes that only read
 
     @property
-    def driver(self) -> Driver:
+    def driver(self):
         if self._driver is None:
+            from .driver import Driver  # not in read tasks: they need none of the driver's clients
             _log_to_stderr()
             self._driver = Driver(self.opts)
         return self._driver
@@ -141,7 +141,7 @@ def _log_to_stderr() -> None:
         h = logging.StreamHandler()
         h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
         log.addHandler(h)
-        log.setLevel(logging.INFO)
+        log.setLevel(logging.DEBUG if os.environ.get("S3SQS_DEBUG") else logging.INFO)
 
 
 def register(spark) -> None:
