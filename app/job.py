@@ -54,6 +54,7 @@ def source_options(args: argparse.Namespace) -> dict[str, str]:
         "fileFormat": args.format,
         "queueUrl": args.queue_url,
         "stateLocation": args.state_location or args.checkpoint.rstrip("/") + "/source-state",
+        "quarantineLocation": args.checkpoint.rstrip("/") + "/quarantine",
     }
     if args.endpoint_url:
         opts["endpointUrl"] = args.endpoint_url

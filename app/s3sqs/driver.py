@@ -18,7 +18,7 @@ from datetime import datetime, timezone
 import boto3
 from botocore.config import Config
 
-from . import planner
+from . import planner, quarantine
 from .events import MessageParseError, ParsedBody, parse_body
 from .files import S3File
 from .index import FileIndex, StateError, u64
@@ -32,6 +32,17 @@ TRIM_INTERVAL_SECONDS = 300
 FIRST_ROUND_WAIT_SECONDS = 1  # the first receive is short, so the first batch comes quickly
 
 
+def _client_once(make):
+    client = None
+
+    def get():
+        nonlocal client
+        if client is None:
+            client = make()
+        return client
+    return get
+
+
 class ReprocessDryRunComplete(RuntimeError):
     """Raised to stop the query after a reprocess dry run has listed its files."""
 
@@ -42,6 +53,7 @@ class Driver:
         self.index: FileIndex | None = None
         self.snapshots: Snapshots | None = None
         self.queue: QueueClient | None = None
+        self.quarantine = None            # where tasks record files they could not read cleanly
         self.work_dir = None
         self.max_planned_end = 0          # the largest end seen in partitions() (Spark 4.0 counts from it)
         self.available_now_target: int | None = None
@@ -62,10 +74,11 @@ class Driver:
             if self.index is not None:
                 return
             o = self.opts
-            store = open_store(o.state_location, lambda: boto3.session.Session().client(
+            s3 = _client_once(lambda: boto3.session.Session().client(
                 "s3", region_name=o.queue_region, endpoint_url=o.endpoint_url,
                 config=Config(retries={"max_attempts": o.max_retries + 1, "mode": "standard"})))
-            self.snapshots = Snapshots(store)
+            self.snapshots = Snapshots(open_store(o.state_location, s3))
+            self.quarantine = open_store(o.quarantine_location, s3)
             self.index, self.work_dir = open_index(self.snapshots)
             self.queue = QueueClient(sqs_client(o.queue_region, o.endpoint_url, o.max_retries, o.max_concurrency),
                                      o.queue_url, o.visibility_timeout_seconds, o.max_concurrency)
@@ -103,16 +116,16 @@ class Driver:
         with self._lock:
             idx = self.index
             base = start if start is not None else max(idx.committed_seq, self.max_planned_end)
+            for s, e in self._seen_batches.items():
+                idx.record_batch(s, e)
+            self._seen_batches.clear()
             self._acknowledge(base)
             last = idx.last_seq if self.available_now_target is None else min(idx.last_seq, self.available_now_target)
             sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
             end = planner.batch_end(base, last, limit, sizes)
-            for s, e in self._seen_batches.items():
-                idx.record_batch(s, e)
-            self._seen_batches.clear()
             idx.record_batch(base, end)
             self.persist()  # durable before Spark logs the offset
-            if end > base:
+            if end > base or self._since_batch:
                 self._log_batch(base, end)
         self._room.set()
         return end
@@ -237,9 +250,17 @@ class Driver:
 
     # -- after a commit --
     def _acknowledge(self, committed: int) -> None:
-        """Everything up to `committed` is in the sink: record it and trim old state."""
+        """Everything up to `committed` is in the sink: record it with what became of files that were not
+        read cleanly, and trim old state."""
         idx = self.index
-        idx.set_committed(committed)
+        if committed <= idx.committed_seq:
+            return
+        problems = []
+        for end in idx.batch_ends(idx.committed_seq, committed):
+            records = quarantine.read_records(self.quarantine, end)
+            problems.extend(records)
+            self._log_commit(end, records)
+        idx.set_committed(committed, now_ms(), problems)
         if time.monotonic() - self._last_trim > TRIM_INTERVAL_SECONDS:
             self._last_trim = time.monotonic()
             cutoff_ms = int((time.time() - self.opts.max_file_age_seconds) * 1000)
@@ -247,11 +268,22 @@ class Driver:
             if n:
                 log.info("s3-sqs: forgot %d files older than maxFileAge", n)
 
+    def _log_commit(self, end: int, records: list[dict]) -> None:
+        if not records:
+            return
+        by = Counter(r["status"] for r in records)
+        malformed = sum(r.get("malformed_rows", 0) for r in records)
+        log.warning("s3-sqs: batch ending at offset %d committed with %d files quarantined, %d missing, %d malformed "
+                    "rows; records in %s/%s", end, by[quarantine.QUARANTINED], by[quarantine.MISSING], malformed,
+                    self.opts.quarantine_location, quarantine.batch_dir(end))
+        self.index.add_stats({"files_quarantined": by[quarantine.QUARANTINED], "files_missing": by[quarantine.MISSING],
+                              "rows_malformed": malformed})
+
     def _log_batch(self, start: int, end: int) -> None:
         c, self._since_batch = self._since_batch, Counter()
         parts = [f"{v} {k.replace('messages_', '')}" for k, v in sorted(c.items()) if k.startswith("messages_")]
-        log.info("s3-sqs: planned offsets (%d, %d]: %d files; messages since the last batch: %s",
-                 start, end, end - start, ", ".join(parts) or "none")
+        files = f"planned offsets ({start}, {end}]: {end - start} files" if end > start else "no new files"
+        log.info("s3-sqs: %s; messages since the last batch: %s", files, ", ".join(parts) or "none")
 
     # -- reprocessing --
     def _check_reprocess(self) -> None:

@@ -5,6 +5,8 @@ Key layout (raw bytes; big-endian integers keep numeric order):
   s<seq>                  -> S3File JSON  the files of offsets (a, b], for planning and replay
   t<event ms><seq>        -> dedup key    age index, so trimming costs what it removes
   b<start seq>            -> end seq      planned batches, for reprocessing by batch id
+  c<end seq>              -> ms           when the batch ending there was committed
+  q<seq>                  -> record JSON  what became of a file that was not read cleanly (quarantine.py)
   m<name>                 -> value        counters: last seq, committed seq, stats
 
 One writer: the Spark runner process. Durability comes from snapshots (snapshots.py).
@@ -85,6 +87,17 @@ class FileIndex:
             return _U64.unpack(v)[0] if k.startswith(b"b") else 0
         return 0
 
+    def batch_ends(self, after: int, upto: int) -> list[int]:
+        """Ends of the planned batches that end in (after, upto]."""
+        out = []
+        for k, v in self.db.items(from_key=b"b" + u64(after)):
+            if not k.startswith(b"b") or _U64.unpack(k[1:])[0] >= upto:
+                break
+            end = _U64.unpack(v)[0]
+            if after < end <= upto:
+                out.append(end)
+        return out
+
     def meta(self, name: str) -> bytes | None:
         return self.db.get(b"m" + name.encode())
 
@@ -125,9 +138,16 @@ class FileIndex:
             self.dirty = True
         self.planned_end = max(self.planned_end, end)
 
-    def set_committed(self, seq: int) -> None:
+    def set_committed(self, seq: int, now_ms: int, problems: list[dict] = ()) -> None:
+        """Everything up to `seq` is in the sink; `problems` are the quarantine records of those batches."""
         if seq > self.committed_seq:
-            self.db.put(b"mcommitted", u64(seq))
+            wb = WriteBatch(raw_mode=True)
+            for end in self.batch_ends(self.committed_seq, seq):
+                wb.put(b"c" + u64(end), u64(now_ms))
+            for r in problems:
+                wb.put(b"q" + u64(int(r["seq"])), json.dumps(r, sort_keys=True).encode())
+            wb.put(b"mcommitted", u64(seq))
+            self.db.write(wb)
             self.committed_seq = seq
             self.planned_end = max(self.planned_end, seq)
             self.dirty = True
@@ -144,6 +164,7 @@ class FileIndex:
                 continue
             wb.delete(k)
             wb.delete(b"s" + u64(seq))
+            wb.delete(b"q" + u64(seq))
             if self.seq_of(v.decode()) == seq:
                 wb.delete(b"d" + v)
             n += 1

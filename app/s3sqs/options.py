@@ -15,10 +15,12 @@ FORMATS = ("csv", "json", "parquet")
 
 # Reader options handed to the file reader, by format (canonical spelling).
 READER_OPTIONS = {
-    "csv": ("header", "delimiter", "sep", "quote", "escape", "nullValue", "encoding"),
-    "json": (),
+    "csv": ("header", "delimiter", "sep", "quote", "escape", "nullValue", "encoding", "mode"),
+    "json": ("mode",),
     "parquet": (),
 }
+MODES = ("PERMISSIVE", "DROPMALFORMED", "FAILFAST")
+BAD_FILE_ACTIONS = ("quarantine", "fail")
 
 SOURCE_OPTIONS = (
     "fileFormat", "queueUrl", "queueRegion", "maxFilesPerTrigger", "maxBytesPerTrigger", "maxFileAge",
@@ -26,6 +28,7 @@ SOURCE_OPTIONS = (
     "sqs.longPollingWaitTimeSeconds", "sqs.maxConcurrency", "sqs.maxRetries", "sqs.visibilityTimeoutSeconds",
     "sqs.keepMessageForConsumerError", "reprocessStartBatchId", "reprocessEndBatchId", "reprocessDryRun",
     "stateLocation", "endpointUrl", "allowOverwrites", "maxPartitionBytes", "minPartitions", "quarantineLocation",
+    "onBadFile", "rescuedDataColumn",
 )
 # Accepted for compatibility with the original connector, where they had a meaning; not offered as hints.
 COMPAT_OPTIONS = ("queueType",)
@@ -64,7 +67,10 @@ class SourceOptions:
     allow_overwrites: bool
     max_partition_bytes: int
     min_partitions: int | None  # None: as many as the driver machine has cores
-    quarantine_location: str | None
+    quarantine_location: str  # default: STATELOCATION/quarantine
+    on_bad_file: str
+    mode: str
+    rescued_data_column: str
     reader_options: dict = field(default_factory=dict)
 
     @property
@@ -111,6 +117,9 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
         "give the source a durable place for its file index, e.g. .option('stateLocation', "
         "'s3://my-checkpoints/my-query/source-state'); the job's --checkpoint sets it for you"))
     reader = {reader_known[k]: v for k, v in opts.items() if k in reader_known}
+    mode = str(reader.pop("mode", "PERMISSIVE")).strip().upper()
+    if mode not in MODES:
+        raise OptionError(f"option 'mode' must be one of {', '.join(MODES)}; got {mode!r}")
     if "sep" in reader:
         reader.setdefault("delimiter", reader.pop("sep"))
     for k in ("header",):
@@ -144,7 +153,11 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
         allow_overwrites=g.boolean("allowOverwrites", False),
         max_partition_bytes=g.size("maxPartitionBytes") or 128 << 20,
         min_partitions=g.integer("minPartitions", None, 1, 100_000),
-        quarantine_location=(g.string("quarantineLocation") or "").rstrip("/") or None,
+        quarantine_location=(g.string("quarantineLocation") or "").rstrip("/")
+        or state_location.rstrip("/") + "/quarantine",
+        on_bad_file=g.choice("onBadFile", BAD_FILE_ACTIONS) or "quarantine",
+        mode=mode,
+        rescued_data_column=g.string("rescuedDataColumn") or "_rescued_data",
         reader_options=reader,
     )
 

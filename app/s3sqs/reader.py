@@ -1,26 +1,29 @@
-"""Executor side: read a partition's files with pyarrow and yield batches in the declared schema.
+"""Executor side: read a partition's files and yield Arrow batches in exactly the declared schema.
 
-Everything needed here travels inside the partition (the reader object in a task is a copy frozen
-at query start), so this module depends only on pyarrow and its arguments.
+Everything needed here travels inside the partition (the reader object in a task is a copy frozen at
+query start), so this module depends only on pyarrow and its arguments. Small files are latency-bound
+(one GET each), so a task reads several at once; pyarrow releases the GIL while it fetches and parses.
+
+A file's fate: read; or missing (deleted after it was announced: recorded, like Spark's
+ignoreMissingFiles); or bad (cannot be parsed: quarantined by default, or the batch fails when
+`onBadFile` is `fail`). A transient fault is retried; one that outlasts the retries fails the batch,
+which Spark retries: a good file is never set aside because the network was slow.
 """
 from __future__ import annotations
 
-import hashlib
-import json
 import logging
-import time
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
 import pyarrow.compute as pc
-import pyarrow.csv as pacsv
-import pyarrow.fs as pafs
-import pyarrow.json as pajson
-import pyarrow.parquet as pq
 
+from . import quarantine
 from .files import S3File
+from .formats import Parsed, Parsing, parse, parse_parquet
+from .objects import WHOLE_FILE_BYTES, Endpoint, Filesystems, classify, fetch, with_retries
 
 log = logging.getLogger("s3sqs.reader")
 
@@ -29,77 +32,93 @@ META_PATH, META_SIZE, META_EVENT_TIME = "_file_path", "_file_size", "_file_event
 META_COLUMNS = (META_PATH, META_SIZE, META_EVENT_TIME)
 TARGET_BATCH_ROWS = 1 << 17
 READ_THREADS = 8
+BYTES_IN_FLIGHT = 512 << 20  # files held in memory at once by one task, at most (one file may exceed it)
+FAIL, QUARANTINE = "fail", "quarantine"
 
 
 class FileReadError(RuntimeError):
-    """A file could not be read or does not fit the schema; the message names the file."""
+    """A file could not be read or does not fit the schema; the message names the file and the fix."""
 
 
 @dataclass(frozen=True)
 class ReadSpec:
-    file_format: str
-    reader_options: dict = field(default_factory=dict)
-    endpoint_url: str | None = None
-    region: str | None = None
+    parsing: Parsing
+    endpoint: Endpoint = field(default_factory=Endpoint)
     partition_columns: tuple[str, ...] = ()
     base_path: str | None = None
-    quarantine_location: str | None = None
+    quarantine_location: str = ""
+    on_bad_file: str = QUARANTINE
 
 
-def s3_filesystem(endpoint_url: str | None, region: str | None) -> pafs.S3FileSystem:
-    kwargs = {"region": region} if region else {}
-    if endpoint_url:
-        p = urlparse(endpoint_url)
-        kwargs.update(endpoint_override=p.netloc, scheme=p.scheme)
-    return pafs.S3FileSystem(**kwargs)
+@dataclass
+class _Outcome:
+    file: S3File
+    table: pa.Table | None = None
+    parsed: Parsed | None = None
+    error: BaseException | None = None
 
 
-class _Filesystems:
-    """The pyarrow filesystem for each scheme a file may have, made when first needed."""
+def read_partition(files: list[S3File], spec: ReadSpec, schema: pa.Schema, batch_end: int):
+    """Yield RecordBatches of `schema` for every readable file, few and large."""
+    filesystems = Filesystems(spec.endpoint)
+    budget = _ByteBudget(BYTES_IN_FLIGHT)
+    fields = data_fields(schema, spec)
 
-    def __init__(self, spec: ReadSpec):
-        self.spec = spec
-        self._s3: pafs.S3FileSystem | None = None
+    def load(f: S3File) -> _Outcome:
+        with budget.hold(f.size or 0):
+            try:
+                parsed = with_retries(f.uri, lambda: _read_file(filesystems, f, spec, fields))
+                return _Outcome(f, conform(parsed.table, schema, f, spec), parsed)
+            except Exception as e:  # every failure names the file; nothing is dropped silently
+                return _Outcome(f, error=e)
 
-    def of(self, f: S3File) -> pafs.FileSystem:
-        if f.scheme == "file":
-            return pafs.LocalFileSystem()
-        if self._s3 is None:
-            self._s3 = s3_filesystem(self.spec.endpoint_url, self.spec.region)
-        return self._s3
-
-
-def read_partition(files: list[S3File], spec: ReadSpec, schema: pa.Schema):
-    """Yield RecordBatches of `schema` for every file, few and large.
-
-    Small files are latency-bound (one GET each), so a task reads several at once; pyarrow releases
-    the GIL while it fetches and parses.
-    """
-    fs = _Filesystems(spec)
-
-    def load(f: S3File):
-        try:
-            return f, conform(_read_file(fs, f, spec, schema), schema, f, spec), None
-        except Exception as e:  # every failure names the file; nothing is dropped silently
-            return f, None, e
-
-    tables = []
-    rows = 0
+    tables, rows = [], 0
+    counts = {"files": 0, "rows": 0, quarantine.QUARANTINED: 0, quarantine.MISSING: 0, "malformed": 0}
     with ThreadPoolExecutor(max_workers=min(READ_THREADS, max(1, len(files)))) as pool:
-        for f, table, error in pool.map(load, files):
-            if error is not None:
-                err = FileReadError(f"s3-sqs could not read {f.uri}: {type(error).__name__}: {error}")
-                if spec.quarantine_location is None:
-                    raise err from error
-                quarantine(fs, f, err, spec.quarantine_location)
+        for o in pool.map(load, files):
+            if o.error is not None:
+                counts[_settle_failure(filesystems, o, spec, batch_end)] += 1
                 continue
-            tables.append(table)
-            rows += table.num_rows
+            if o.parsed.malformed:
+                counts["malformed"] += o.parsed.malformed
+                quarantine.write_record(filesystems, spec.quarantine_location, batch_end, o.file,
+                                        quarantine.MALFORMED_ROWS, malformed=o.parsed.malformed,
+                                        dropped=o.parsed.dropped)
+            counts["files"] += 1
+            counts["rows"] += o.table.num_rows
+            tables.append(o.table)
+            rows += o.table.num_rows
             if rows >= TARGET_BATCH_ROWS:
                 yield from _batches(tables, schema)
                 tables, rows = [], 0
     if tables:
         yield from _batches(tables, schema)
+    if counts["quarantined"] or counts["missing"] or counts["malformed"]:
+        log.warning("s3-sqs read %d files (%d rows) of batch ending %d; %d quarantined, %d missing, "
+                    "%d malformed rows", counts["files"], counts["rows"], batch_end, counts["quarantined"],
+                    counts["missing"], counts["malformed"])
+
+
+def _settle_failure(filesystems: Filesystems, o: _Outcome, spec: ReadSpec, batch_end: int) -> str:
+    """Record a file that could not be read, or raise when the batch must fail. Returns its status."""
+    f, e = o.file, o.error
+    kind = classify(e)
+    detail = f"{type(e).__name__}: {e}"
+    if kind == "transient":
+        raise FileReadError(f"s3-sqs could not read {f.uri}: {detail} (still failing after retries; the batch "
+                            "fails and Spark runs it again)") from e
+    if kind == "missing":
+        log.warning("s3-sqs: %s is gone (deleted after it was announced?); recorded as missing", f.uri)
+        quarantine.write_record(filesystems, spec.quarantine_location, batch_end, f, quarantine.MISSING, detail)
+        return quarantine.MISSING
+    if spec.on_bad_file == FAIL:
+        raise FileReadError(
+            f"s3-sqs could not read {f.uri}: {detail}. Fix or delete the file, or set the option "
+            "onBadFile=quarantine to set bad files aside and go on") from e
+    quarantine.write_record(filesystems, spec.quarantine_location, batch_end, f, quarantine.QUARANTINED, detail)
+    log.error("s3-sqs quarantined %s: %s (record and copy under %s)", f.uri, detail,
+              f"{spec.quarantine_location}/{quarantine.batch_dir(batch_end)}")
+    return quarantine.QUARANTINED
 
 
 def _batches(tables, schema):
@@ -109,53 +128,17 @@ def _batches(tables, schema):
 
 
 def data_fields(schema: pa.Schema, spec: ReadSpec) -> list[pa.Field]:
-    skip = set(spec.partition_columns) | set(META_COLUMNS)
+    skip = set(spec.partition_columns) | set(META_COLUMNS) | {spec.parsing.rescued_column}
     return [f for f in schema if f.name not in skip]
 
 
-def _read_file(filesystems: _Filesystems, f: S3File, spec: ReadSpec, schema: pa.Schema) -> pa.Table:
-    fs, path = filesystems.of(f), f.path
-    fields = data_fields(schema, spec)
-    if spec.file_format == "parquet":
-        with fs.open_input_file(path) as fh:
-            pf = pq.ParquetFile(fh)
-            present = [x.name for x in fields if x.name in pf.schema_arrow.names]
-            return pf.read(columns=present)
-    with fs.open_input_stream(path, compression="detect") as stream:  # .gz and friends by extension
-        if spec.file_format == "json":
-            return pajson.read_json(
-                stream,
-                read_options=pajson.ReadOptions(block_size=16 << 20),
-                parse_options=pajson.ParseOptions(explicit_schema=pa.schema(fields),
-                                                  unexpected_field_behavior="ignore"),
-            )
-        return _read_csv(stream, fields, spec.reader_options)
-
-
-def _read_csv(stream, fields: list[pa.Field], opts: dict) -> pa.Table:
-    header = bool(opts.get("header", False))
-    parse = pacsv.ParseOptions(
-        delimiter=opts.get("delimiter", ","),
-        quote_char=opts.get("quote", '"'),
-        escape_char=opts.get("escape", False),
-        newlines_in_values=True,
-    )
-    nulls = [""] + ([opts["nullValue"]] if "nullValue" in opts else [])
-    if header:
-        read = pacsv.ReadOptions(encoding=opts.get("encoding", "utf8"), block_size=16 << 20)
-        convert = pacsv.ConvertOptions(
-            column_types={x.name: x.type for x in fields}, include_columns=[x.name for x in fields],
-            include_missing_columns=True, null_values=nulls, strings_can_be_null=True)
-        return pacsv.read_csv(stream, read_options=read, parse_options=parse, convert_options=convert)
-    # Without a header, columns map to the schema by position, as in Spark; extra columns are dropped.
-    names = [f"f{i}" for i in range(len(fields))]
-    read = pacsv.ReadOptions(encoding=opts.get("encoding", "utf8"), autogenerate_column_names=True,
-                             block_size=16 << 20)
-    convert = pacsv.ConvertOptions(
-        column_types={n: x.type for n, x in zip(names, fields)}, include_columns=names,
-        include_missing_columns=True, null_values=nulls, strings_can_be_null=True)
-    table = pacsv.read_csv(stream, read_options=read, parse_options=parse, convert_options=convert)
-    return table.rename_columns([x.name for x in fields])
+def _read_file(filesystems: Filesystems, f: S3File, spec: ReadSpec, fields: list[pa.Field]) -> Parsed:
+    fs = filesystems.of(f)
+    if spec.parsing.file_format == "parquet" and (f.size is None or f.size > WHOLE_FILE_BYTES):
+        with fs.open_input_file(f.path) as fh:  # random access: only the declared columns are fetched
+            return parse_parquet(fh, fields)
+    compression = None if spec.parsing.file_format == "parquet" else "detect"  # .gz and friends
+    return parse(fetch(fs, f, compression), fields, spec.parsing)
 
 
 def partition_values(key: str, base_path: str | None) -> dict[str, str | None]:
@@ -201,22 +184,24 @@ def conform(table: pa.Table, schema: pa.Schema, f: S3File, spec: ReadSpec) -> pa
     return pa.Table.from_arrays(arrays, schema=schema)
 
 
-def quarantine(filesystems: _Filesystems, f: S3File, err: Exception, location: str) -> None:
-    """Record a bad file (and a copy of it, when it still exists) instead of failing the batch."""
-    name = hashlib.sha1(f.uri.encode()).hexdigest()[:20]
-    fs = filesystems.of(f)
-    if location.startswith("s3://"):
-        qfs, root = filesystems.of(S3File("", "")), location[len("s3://"):]
-    else:
-        qfs, root = pafs.LocalFileSystem(), location.removeprefix("file://")
-    day = time.strftime("%Y-%m-%d", time.gmtime())
-    qfs.create_dir(f"{root}/{day}", recursive=True)
-    record = {"file": f.uri, "size": f.size, "error": str(err), "quarantined_at": time.time()}
-    with qfs.open_output_stream(f"{root}/{day}/{name}.json") as out:
-        out.write(json.dumps(record).encode())
-    try:
-        pafs.copy_files(f.path, f"{root}/{day}/{name}.data",
-                        source_filesystem=fs, destination_filesystem=qfs)
-    except (OSError, pa.ArrowException) as e:  # typically the file is gone; the record says why
-        log.warning("s3-sqs could not copy %s to quarantine: %s", f.uri, e)
-    log.error("s3-sqs quarantined %s: %s", f.uri, err)
+class _ByteBudget:
+    """Bounds the bytes of files held in memory at once; a file larger than the budget goes alone."""
+
+    def __init__(self, limit: int):
+        self.limit, self.used = limit, 0
+        self._cond = threading.Condition()
+
+    def hold(self, n: int):
+        budget = self
+
+        class _Held:
+            def __enter__(self):
+                with budget._cond:
+                    budget._cond.wait_for(lambda: budget.used == 0 or budget.used + n <= budget.limit)
+                    budget.used += n
+
+            def __exit__(self, *exc):
+                with budget._cond:
+                    budget.used -= n
+                    budget._cond.notify_all()
+        return _Held()

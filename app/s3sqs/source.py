@@ -14,6 +14,8 @@ from pyspark.sql.types import StructType
 from . import planner
 from .files import S3File
 from .options import SourceOptions, parse_options
+from .formats import Parsing
+from .objects import Endpoint
 from .reader import ReadSpec, read_partition
 
 try:  # Spark 4.2+
@@ -51,9 +53,10 @@ class S3SqsDataSource(DataSource):
 
 
 class S3SqsPartition(InputPartition):
-    def __init__(self, files: list[S3File]):
+    def __init__(self, files: list[S3File], batch_end: int):
         super().__init__(None)
         self.files = files
+        self.batch_end = batch_end  # names where the batch's file problems are recorded
 
 
 class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
@@ -104,7 +107,7 @@ class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
         if files:
             log.info("s3-sqs batch (%s, %s]: %d files in %d partitions", start["seq"], end["seq"], len(files),
                      len(groups))
-        return [S3SqsPartition(g) for g in groups]
+        return [S3SqsPartition(g, int(end["seq"])) for g in groups]
 
     def commit(self, end: dict) -> None:
         # Spark calls this one batch late, if at all; the start of latestOffset is the real signal.
@@ -116,10 +119,14 @@ class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
             schema = to_arrow_schema(self.schema, timezone="UTC")
         except TypeError:  # Spark 4.0 has no timezone keyword; it uses UTC
             schema = to_arrow_schema(self.schema)
-        o = self.opts
-        spec = ReadSpec(o.file_format, o.reader_options, o.endpoint_url, o.queue_region,
-                        o.partition_columns, o.base_path, o.quarantine_location)
-        yield from read_partition(partition.files, spec, schema)
+        yield from read_partition(partition.files, read_spec(self.opts, schema.names), schema, partition.batch_end)
+
+
+def read_spec(o: SourceOptions, columns: list[str]) -> ReadSpec:
+    rescued = o.rescued_data_column if o.rescued_data_column in columns else None
+    return ReadSpec(Parsing(o.file_format, o.reader_options, o.mode, rescued),
+                    Endpoint(o.endpoint_url, o.queue_region, o.max_retries + 1), o.partition_columns, o.base_path,
+                    o.quarantine_location, o.on_bad_file)
 
 
 def _engine_limit(limit) -> tuple[str | None, int | None]:

@@ -57,7 +57,7 @@ def test_snapshots_upload_only_new_files(tmp_path):
 def test_trim_forgets_only_committed_old_files(tmp_path):
     idx, _ = open_index(Snapshots(LocalStore(str(tmp_path / "s"))))
     _add(idx, 0, 10)  # event_ms 1000..1009
-    idx.set_committed(5)
+    idx.set_committed(5, 0)
     assert idx.trim_older_than(1008) == 5  # seqs 1..5 only: 6..8 are old but not committed
     assert idx.seq_of("b/k/0.csv") is None and idx.seq_of("b/k/6.csv") == 7
     assert [r.seq for r in idx.records(1, 10)] == [6, 7, 8, 9, 10]

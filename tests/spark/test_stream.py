@@ -95,26 +95,44 @@ def test_json_lines_and_parquet(spark, moto_endpoint, tmp_path):
     assert sorted(committed_rows(tmp_path / "p" / "out", ["id", "name"])) == [(7, "p"), (8, "q")]
 
 
-def test_a_deleted_file_fails_the_batch_naming_it(spark, moto_endpoint, tmp_path):
+def test_bad_files_are_quarantined_and_missing_ones_recorded_by_default(spark, moto_endpoint, tmp_path):
     w = bucket_to_queue(moto_endpoint)
-    w.put("gone.csv", b"id\n1\n")
-    w.s3.delete_object(Bucket=w.bucket, Key="gone.csv")
-    opts = source_options(w, tmp_path)
+    w.put("q/good.csv", b"1\n2\n")
+    w.put("q/empty.csv", b"")                                  # zero bytes: zero rows, not an error
+    w.put("q/broken.csv.gz", b"\x1f\x8b not really gzip")    # cannot be decompressed
+    w.put("q/gone.csv", b"3\n")
+    w.s3.delete_object(Bucket=w.bucket, Key="q/gone.csv")     # deleted after it was announced
+    run_until_drained(spark, w, tmp_path, "id LONG", source_options(w, tmp_path))
+    assert sorted(committed_rows(tmp_path / "out", ["id"])) == [(1,), (2,)]
+    quarantine = tmp_path / "state" / "quarantine"              # the default: beside the source state
+    records = {r["file"].rsplit("/", 1)[-1]: r for r in
+               (json.loads(p.read_text()) for p in (quarantine / "batches").rglob("*.json"))}
+    assert set(records) == {"broken.csv.gz", "gone.csv"}
+    assert records["gone.csv"]["status"] == "missing"
+    broken = records["broken.csv.gz"]
+    assert broken["status"] == "quarantined" and "inflate failed" in broken["error"]
+    assert [p.read_bytes() for p in (quarantine / "files").iterdir()] == [b"\x1f\x8b not really gzip"]
+
+
+def test_on_bad_file_fail_stops_the_batch_naming_the_file_and_the_fix(spark, moto_endpoint, tmp_path):
+    w = bucket_to_queue(moto_endpoint)
+    w.put("f/broken.csv.gz", b"\x1f\x8b not really gzip")
+    opts = source_options(w, tmp_path, onBadFile="fail")
     with pytest.raises(Exception) as failure:
         run_until_drained(spark, w, tmp_path, "id LONG", opts, timeout=90)
-    assert f"s3-sqs could not read s3://{w.bucket}/gone.csv" in str(failure.value)
+    message = str(failure.value)
+    assert f"s3-sqs could not read s3://{w.bucket}/f/broken.csv.gz" in message and "onBadFile=quarantine" in message
 
 
-def test_quarantine_records_bad_files_and_keeps_going(spark, moto_endpoint, tmp_path):
+def test_malformed_rows_are_kept_with_rescued_data_by_default(spark, moto_endpoint, tmp_path):
     w = bucket_to_queue(moto_endpoint)
-    w.put("good.csv", b"1\n2\n")
-    w.put("bad.csv", b"1\nnot-a-number\n")
-    opts = source_options(w, tmp_path, quarantineLocation=str(tmp_path / "quarantine"))
-    run_until_drained(spark, w, tmp_path, "id LONG", opts)
-    assert sorted(committed_rows(tmp_path / "out", ["id"])) == [(1,), (2,)]
-    records = [json.loads(p.read_text()) for p in (tmp_path / "quarantine").rglob("*.json")]
-    assert [r["file"] for r in records] == [f"s3://{w.bucket}/bad.csv"] and "not-a-number" in records[0]["error"]
-    assert list((tmp_path / "quarantine").rglob("*.data"))[0].read_bytes() == b"1\nnot-a-number\n"
+    w.put("m/rows.json", b'{"id": 1, "name": "a"}\n{"id": "x", "name": "b"}\nnot json\n')
+    opts = source_options(w, tmp_path, fileFormat="json")
+    run_until_drained(spark, w, tmp_path, "id LONG, name STRING, _rescued_data STRING", opts)
+    got = sorted(committed_rows(tmp_path / "out", ["id", "name", "_rescued_data"]), key=str)
+    assert got == [(1, "a", None), (None, "b", '{"id": "x"}'), (None, None, '{"_row": "not json"}')]
+    (record,) = [json.loads(p.read_text()) for p in (tmp_path / "state" / "quarantine").rglob("*.json")]
+    assert record["status"] == "malformed_rows" and record["malformed_rows"] == 2
 
 
 def test_bad_option_fails_at_load_before_any_aws_call(spark, tmp_path):

@@ -1,0 +1,84 @@
+"""Parsing files into the declared columns, and malformed rows in each mode, on real pyarrow."""
+import io
+import json
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from s3sqs.formats import DROPMALFORMED, FAILFAST, PERMISSIVE, MalformedFile, Parsing, parse
+from s3sqs.objects import classify
+
+FIELDS = [pa.field("id", pa.int64()), pa.field("name", pa.string())]
+
+
+def buf(b: bytes) -> pa.Buffer:
+    return pa.py_buffer(b)
+
+
+def rows(parsed, *cols):
+    return list(zip(*(parsed.table.column(c).to_pylist() for c in cols)))
+
+
+def test_good_files_take_the_fast_path_in_every_format():
+    csv = parse(buf(b"id,name,extra\n1,a,x\n2,b,y\n"), FIELDS, Parsing("csv", {"header": True}))
+    assert rows(csv, "id", "name") == [(1, "a"), (2, "b")] and csv.malformed == 0
+    js = parse(buf(b'{"id": 1, "name": "a", "junk": 1}\n{"id": 2}\n'), FIELDS, Parsing("json"))
+    assert rows(js, "id", "name") == [(1, "a"), (2, None)] and js.malformed == 0
+    out = io.BytesIO()
+    pq.write_table(pa.table({"name": ["p"], "id": pa.array([7], pa.int32())}), out)
+    assert parse(buf(out.getvalue()), FIELDS, Parsing("parquet")).table.to_pydict() == {"id": [7], "name": ["p"]}
+
+
+@pytest.mark.parametrize("fmt", ["csv", "json", "parquet"])
+def test_a_zero_byte_file_is_zero_rows(fmt):
+    parsed = parse(buf(b""), FIELDS, Parsing(fmt, {"header": True} if fmt == "csv" else {}))
+    assert parsed.table.num_rows == 0 and parsed.table.schema.names == ["id", "name"]
+
+
+CSV_BAD = b"id,name\n1,a\nnot-a-number,b\n3\n4,d,extra\n5,e\n"
+JSON_BAD = b'{"id": 1, "name": "a"}\n{"id": "x", "name": "b"}\nnot json at all\n{"id": 4, "name": 5}\n'
+
+
+def test_permissive_keeps_what_parses_and_rescues_the_rest():
+    p = Parsing("csv", {"header": True}, PERMISSIVE, "_rescued_data")
+    parsed = parse(buf(CSV_BAD), FIELDS, p)
+    got = rows(parsed, "id", "name", "_rescued_data")
+    # Well-shaped rows come first; rows of the wrong shape are padded or cut, as Spark does.
+    assert [(i, n) for i, n, _ in got] == [(1, "a"), (None, "b"), (5, "e"), (3, None), (4, "d")]
+    assert json.loads(got[1][2]) == {"id": "not-a-number"}
+    assert json.loads(got[3][2]) == {"_row": "3"} and json.loads(got[4][2]) == {"_row": "4,d,extra"}
+    assert got[0][2] is None and parsed.malformed == 3 and parsed.dropped == 0
+
+    js = parse(buf(JSON_BAD), FIELDS, Parsing("json", {}, PERMISSIVE, "_rescued_data"))
+    got = rows(js, "id", "name", "_rescued_data")
+    assert [(i, n) for i, n, _ in got] == [(1, "a"), (None, "b"), (None, None), (4, "5")]
+    assert json.loads(got[1][2]) == {"id": "x"} and json.loads(got[2][2]) == {"_row": "not json at all"}
+    assert js.malformed == 2
+
+
+def test_dropmalformed_drops_and_failfast_fails_naming_the_row():
+    dropped = parse(buf(CSV_BAD), FIELDS, Parsing("csv", {"header": True}, DROPMALFORMED))
+    assert rows(dropped, "id", "name") == [(1, "a"), (5, "e")] and dropped.dropped == 3
+    with pytest.raises(MalformedFile, match="FAILFAST"):
+        parse(buf(CSV_BAD), FIELDS, Parsing("csv", {"header": True}, FAILFAST))
+    with pytest.raises(MalformedFile, match="FAILFAST"):
+        parse(buf(JSON_BAD), FIELDS, Parsing("json", {}, FAILFAST))
+
+
+def test_headerless_csv_maps_by_position():
+    parsed = parse(buf(b"1,a,zzz\n2,b\n"), FIELDS, Parsing("csv"))
+    assert rows(parsed, "id", "name") == [(1, "a"), (2, "b")]
+
+
+def test_errors_are_classified_for_what_to_do_with_the_file():
+    assert classify(FileNotFoundError("gone")) == "missing"
+    assert classify(OSError("When reading information for key 'k' in bucket 'b': AWS Error NO_SUCH_KEY: "
+                            "NoSuchKey")) == "missing"
+    assert classify(OSError("AWS Error NETWORK_CONNECTION during GetObject operation: curlCode: 28, "
+                            "Timeout was reached")) == "transient"
+    assert classify(OSError("AWS Error SLOW_DOWN during GetObject operation: SlowDown 503")) == "transient"
+    assert classify(pa.ArrowInvalid("Parquet magic bytes not found in footer")) == "bad"
+    with pytest.raises(OSError) as corrupt_gzip:
+        pa.CompressedInputStream(pa.BufferReader(pa.py_buffer(b"not gzip at all")), "gzip").read()
+    assert classify(corrupt_gzip.value) == "bad"
