@@ -10,6 +10,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from s3sqs.completion import CompletionCheck
+from s3sqs.options import parse_options
 from tests.support.aws import bucket_to_queue
 from ops.sink import committed_rows
 from tests.support.spark import pyspark_version
@@ -49,12 +51,13 @@ def run_until_drained(spark, w, tmp_path, schema, opts, timeout=180, **trigger):
         if "availableNow" in trigger:
             assert q.awaitTermination(timeout), "AvailableNow run did not finish"
         else:
+            check = CompletionCheck(parse_options(opts), str(tmp_path / "ck"))
             drained = 0
             while drained < 2:
-                assert time.monotonic() < deadline, "queue not drained in time"
+                assert time.monotonic() < deadline, f"not drained in time: waiting for {check().waiting_for()}"
                 if q.exception():
                     raise q.exception()
-                drained = drained + 1 if w.depth() == 0 and q.lastProgress else 0
+                drained = drained + 1 if q.lastProgress and check().drained else 0
                 time.sleep(1)
         if q.exception():
             raise q.exception()
