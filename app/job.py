@@ -1,7 +1,9 @@
-"""The streaming job: s3-sqs source -> Parquet file sink. The same file is the EMR Serverless entry point.
+"""The streaming job: s3-sqs source -> table. The same file is the EMR Serverless entry point.
 
 Local use:  .venv/bin/spark-submit app/job.py --queue-url URL --format csv --schema "id LONG, name STRING" \
                 --checkpoint /tmp/ck --output /tmp/out --until-drained
+
+Exit codes: 0 done (or stopped), 1 the query failed, 2 a flag or option is wrong (found before Spark starts).
 """
 from __future__ import annotations
 
@@ -16,9 +18,11 @@ log = logging.getLogger("s3sqs.job")
 # Run from a checkout without installing: app/ holds the s3sqs package.
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+EXIT_FAILED, EXIT_USAGE = 1, 2
+
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="job.py", description="Stream S3 files announced on SQS into a Parquet table.")
+    p = argparse.ArgumentParser(prog="job.py", description="Stream S3 files announced on SQS into a table.")
     p.add_argument("--queue-url", required=True, help="the consumer's SQS queue URL")
     p.add_argument("--format", required=True, choices=["csv", "json", "parquet"], help="format of the S3 files")
     p.add_argument("--schema", required=True, help='schema as a DDL string, e.g. "id LONG, name STRING"')
@@ -30,12 +34,14 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--region", help="AWS region of the queue (default: from the URL or the environment)")
     p.add_argument("--trigger-interval", default="5 seconds", help="micro-batch interval (default: 5 seconds)")
     p.add_argument("--until-drained", action="store_true",
-                   help="stop once the queue is empty and everything planned is committed")
+                   help="stop once the queue is empty and every planned batch is committed")
     p.add_argument("--idle-checks", type=int, default=3,
-                   help="with --until-drained: consecutive empty-queue checks before stopping (default 3)")
+                   help="with --until-drained: consecutive drained checks, 2 s apart, before stopping (default 3)")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE",
                    help="source option, repeatable (e.g. --option maxFilesPerTrigger=500)")
     p.add_argument("--name", default="s3-sqs-ingest", help="query name")
+    p.add_argument("--verbose", action="store_true", help="show Spark's own INFO logs (default: warnings only)")
+    p.add_argument("--debug", action="store_true", help="show the traceback of an error")
     args = p.parse_args(argv)
     args.options = {}
     for item in args.option:
@@ -64,6 +70,34 @@ def source_options(args: argparse.Namespace) -> dict[str, str]:
     return opts
 
 
+def preflight(args: argparse.Namespace, raw_options: dict[str, str]):
+    """Everything that can be checked before Spark starts; returns the parsed source options."""
+    from s3sqs import preflight as pf
+    from s3sqs.options import parse_options
+
+    opts = parse_options(raw_options)
+    pf.check_credentials()
+    pf.check_queue(opts)
+    pf.check_location("--checkpoint", args.checkpoint, opts)
+    if args.state_location:
+        pf.check_location("--state-location", args.state_location, opts)
+    return opts
+
+
+def reprocess_dry_run(opts) -> int:
+    """List the files a reprocess would ingest again, from the durable state, without Spark."""
+    from s3sqs.driver import state_store
+    from s3sqs.snapshots import Snapshots, private_copy
+
+    with private_copy(Snapshots(state_store(opts))) as index:
+        files = index.files_of_batches(opts.reprocess_start_batch_id, opts.reprocess_end_batch_id)
+    for f in files:
+        print(f"{f.seq}\t{f.uri}\t{f.size if f.size is not None else '-'} bytes")
+    print(f"[job] reprocess dry run: batches {opts.reprocess_start_batch_id}..{opts.reprocess_end_batch_id} hold "
+          f"{len(files)} files; run without reprocessDryRun to ingest them again", flush=True)
+    return 0
+
+
 def warm_python_workers(spark) -> None:
     """Start the executors' Python workers, with the reader's imports, while the query starts: a cold
     worker costs seconds before it reads its first file, and Spark reuses warm ones."""
@@ -77,21 +111,26 @@ def warm_python_workers(spark) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    raw_options = source_options(args)
+    opts = preflight(args, raw_options)
+    if opts.reprocess_dry_run:
+        return reprocess_dry_run(opts)
+
     from pyspark.sql import SparkSession
 
-    from s3sqs import completion
-    from s3sqs.options import parse_options
+    from s3sqs.completion import CompletionCheck
+    from s3sqs.preflight import check_partition_columns
+    from s3sqs.report import batch_end, batch_line
     from s3sqs.source import register
 
-    raw_options = source_options(args)
-    opts = parse_options(raw_options)  # bad options fail here, before Spark starts
-    spark = SparkSession.builder.appName(args.name).getOrCreate()
+    builder = SparkSession.builder.appName(args.name)
+    if not args.verbose:
+        builder = builder.config("spark.log.level", "WARN")
+    spark = builder.getOrCreate()
     register(spark)
     raw_options.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
     df = spark.readStream.format("s3-sqs").schema(args.schema).options(**raw_options).load()
-    missing = [c for c in args.partition_by if c not in df.columns]
-    if missing:
-        raise SystemExit(f"--partition-by columns {missing} are not in --schema")
+    check_partition_columns(args.partition_by, df.columns)
     writer = (df.writeStream.format("parquet").option("path", args.output)
               .option("checkpointLocation", args.checkpoint).queryName(args.name)
               .trigger(processingTime=args.trigger_interval))
@@ -99,38 +138,63 @@ def run(args: argparse.Namespace) -> int:
         writer = writer.partitionBy(*args.partition_by)
     warm_python_workers(spark)
     query = writer.start()
-    log.info("query %s started: %s -> %s", args.name, args.queue_url, args.output)
-    if not args.until_drained:
-        query.awaitTermination()
-        return 0
+    print(f"[job] query {args.name} started: {args.queue_url} -> {args.output}", flush=True)
 
-    check = completion.CompletionCheck(opts, args.checkpoint)
+    check = CompletionCheck(opts, args.checkpoint)
     idle, shown = 0, None
     try:
         while query.isActive:
             time.sleep(2)
             progress = query.lastProgress
+            state = check()
             if progress and progress.get("numInputRows") and progress["batchId"] != shown:
                 shown = progress["batchId"]
-                print(f"[job] batch {progress['batchId']}: {progress['numInputRows']} rows "
-                      f"({progress.get('processedRowsPerSecond', 0):.0f} rows/s)", flush=True)
-            state = check()
+                print(batch_line(progress, state, check.problems(batch_end(progress))), flush=True)
+            if not args.until_drained:
+                continue
             idle = idle + 1 if state.drained else 0
             log.debug("until drained: waiting for %s", state.waiting_for())
             if idle >= args.idle_checks:
                 print("[job] queue drained and every planned batch committed; stopping", flush=True)
                 break
         if query.exception():
-            raise query.exception()
+            raise QueryFailed(str(query.exception()))
     finally:
         query.stop()
     return 0
 
 
+class QueryFailed(RuntimeError):
+    """The streaming query stopped with an error."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(level=logging.DEBUG if os.environ.get("S3SQS_DEBUG") else logging.INFO, format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     args = parse_args(sys.argv[1:] if argv is None else argv)
-    return run(args)
+    debug = bool(os.environ.get("S3SQS_DEBUG"))
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("s3sqs").setLevel(logging.DEBUG if debug else logging.INFO)
+    from s3sqs.options import OptionError
+    from s3sqs.preflight import PreflightError
+    try:
+        return run(args)
+    except (OptionError, PreflightError) as e:
+        if args.debug:
+            raise
+        print(f"job.py: error: {e}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    except QueryFailed as e:
+        if args.debug:
+            raise
+        print(f"job.py: the query failed: {_first_lines(str(e))}", file=sys.stderr, flush=True)
+        return EXIT_FAILED
+
+
+def _first_lines(text: str, n: int = 12) -> str:
+    """Spark's error with its Python traceback trimmed to the part that names the cause."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    causes = [ln for ln in lines if "s3-sqs" in ln or "Error" in ln or "Exception" in ln]
+    return "\n".join((causes or lines)[:n])
 
 
 if __name__ == "__main__":

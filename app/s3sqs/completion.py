@@ -11,13 +11,11 @@ import json
 import re
 from dataclasses import dataclass
 
-import boto3
-from botocore.config import Config
-
+from . import quarantine
 from .options import SourceOptions
 from .queue import QueueClient, sqs_client
 from .snapshots import Snapshots, read_status
-from .storage import Store, open_store
+from .storage import Store, lazy_s3_client, open_store
 
 
 @dataclass(frozen=True)
@@ -37,7 +35,7 @@ class Progress:
             return f"{self.queued} messages in the queue"
         if self.recorded != (self.logged or 0):
             return f"files up to offset {self.recorded} to be planned (logged: {self.logged or 0})"
-        if not self.committed:
+        if self.batch_id is not None and not self.committed:
             return f"batch {self.batch_id} to be committed"
         return "nothing"
 
@@ -64,9 +62,10 @@ class CompletionCheck:
     def __init__(self, opts: SourceOptions, checkpoint: str):
         self.queue = QueueClient(sqs_client(opts.queue_region, opts.endpoint_url, opts.max_retries, 1),
                                  opts.queue_url, opts.visibility_timeout_seconds, 1)
-        s3 = _s3_factory(opts)
+        s3 = lazy_s3_client(opts.queue_region, opts.endpoint_url, opts.max_retries)
         self.state = Snapshots(open_store(opts.state_location, s3))
         self.checkpoint = open_store(checkpoint, s3)
+        self.quarantine = open_store(opts.quarantine_location, s3)
 
     def __call__(self) -> Progress:
         queued = sum(self.queue.depth().values())
@@ -74,15 +73,9 @@ class CompletionCheck:
         batch, logged, committed = newest_batch(self.checkpoint)
         return Progress(queued, recorded, logged, batch, committed)
 
-
-def _s3_factory(opts: SourceOptions):
-    client = None
-
-    def make():
-        nonlocal client
-        if client is None:
-            client = boto3.session.Session().client(
-                "s3", region_name=opts.queue_region, endpoint_url=opts.endpoint_url,
-                config=Config(retries={"max_attempts": opts.max_retries + 1, "mode": "standard"}))
-        return client
-    return make
+    def problems(self, batch_end: int) -> dict[str, int]:
+        """Files quarantined or missing, and malformed rows, in the batch ending at `batch_end`."""
+        records = quarantine.read_records(self.quarantine, batch_end)
+        return {"quarantined": sum(r["status"] == quarantine.QUARANTINED for r in records),
+                "missing": sum(r["status"] == quarantine.MISSING for r in records),
+                "malformed rows": sum(r.get("malformed_rows", 0) for r in records)}

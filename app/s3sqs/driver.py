@@ -15,9 +15,6 @@ import time
 from collections import Counter
 from datetime import datetime, timezone
 
-import boto3
-from botocore.config import Config
-
 from . import planner, quarantine
 from .events import MessageParseError, ParsedBody, parse_body
 from .files import S3File
@@ -25,22 +22,19 @@ from .index import FileIndex, StateError, u64
 from .options import SourceOptions
 from .queue import Message, QueueClient, now_ms, sent_after, sqs_client
 from .snapshots import Snapshots, open_index
-from .storage import open_store
+from .storage import lazy_s3_client, open_store
 
 log = logging.getLogger("s3sqs")
 TRIM_INTERVAL_SECONDS = 300
 FIRST_ROUND_WAIT_SECONDS = 1  # the first receive is short, so the first batch comes quickly
 
 
-def _client_once(make):
-    client = None
+def s3_client_factory(o: SourceOptions):
+    return lazy_s3_client(o.queue_region, o.endpoint_url, o.max_retries)
 
-    def get():
-        nonlocal client
-        if client is None:
-            client = make()
-        return client
-    return get
+
+def state_store(o: SourceOptions):
+    return open_store(o.state_location, s3_client_factory(o))
 
 
 class ReprocessDryRunComplete(RuntimeError):
@@ -74,9 +68,7 @@ class Driver:
             if self.index is not None:
                 return
             o = self.opts
-            s3 = _client_once(lambda: boto3.session.Session().client(
-                "s3", region_name=o.queue_region, endpoint_url=o.endpoint_url,
-                config=Config(retries={"max_attempts": o.max_retries + 1, "mode": "standard"})))
+            s3 = s3_client_factory(o)
             self.snapshots = Snapshots(open_store(o.state_location, s3))
             self.quarantine = open_store(o.quarantine_location, s3)
             self.index, self.work_dir = open_index(self.snapshots)
@@ -292,12 +284,8 @@ class Driver:
         self._reprocess_checked = True
         o, idx = self.opts, self.index
         with self._lock:
-            batches = idx.batches()
             first, last = o.reprocess_start_batch_id, o.reprocess_end_batch_id
-            if last >= len(batches):
-                raise StateError(
-                    f"reprocessEndBatchId {last} is beyond the {len(batches)} batches in the source state")
-            records = [r for s, e in batches[first:last + 1] for r in idx.records(s + 1, e)]
+            records = idx.files_of_batches(first, last)
             if o.reprocess_dry_run:
                 for r in records:
                     log.warning("s3-sqs reprocess dry run: %s\t%s bytes", r.uri, r.size)

@@ -98,6 +98,13 @@ class FileIndex:
                 out.append(end)
         return out
 
+    def files_of_batches(self, first: int, last: int) -> list[S3File]:
+        """The files of planned batches first..last (batch ids, inclusive)."""
+        batches = self.batches()
+        if last >= len(batches):
+            raise StateError(f"reprocessEndBatchId {last} is beyond the {len(batches)} batches in the source state")
+        return [r for s, e in batches[first:last + 1] for r in self.records(s + 1, e)]
+
     def meta(self, name: str) -> bytes | None:
         return self.db.get(b"m" + name.encode())
 

@@ -14,6 +14,7 @@ import re
 import shutil
 import tempfile
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -153,6 +154,21 @@ def open_index(snapshots: Snapshots) -> tuple[FileIndex, Path]:
     db = Rdict(str(db_dir), db_options())
     log.info("s3-sqs state: restored version %d into %s", version, db_dir)
     return FileIndex(db), work
+
+
+@contextmanager
+def private_copy(snapshots: Snapshots):
+    """The newest durable version, opened in a private directory: read it while the source runs."""
+    work = local_work_dir()
+    try:
+        snapshots.restore(work / "db")
+        db = Rdict(str(work / "db"), db_options())
+        try:
+            yield FileIndex(db)
+        finally:
+            db.close()
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
 
 
 def read_status(snapshots: Snapshots) -> dict:

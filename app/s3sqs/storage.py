@@ -111,6 +111,22 @@ class S3Store(Store):
                 raise OSError(f"could not delete old state files: {resp['Errors'][:3]}")
 
 
+def lazy_s3_client(region: str | None, endpoint_url: str | None, max_retries: int):
+    """A function that makes an S3 client (standard retries) when first called, and then returns it."""
+    client = None
+
+    def get():
+        nonlocal client
+        if client is None:
+            import boto3
+            from botocore.config import Config
+            client = boto3.session.Session().client(
+                "s3", region_name=region, endpoint_url=endpoint_url,
+                config=Config(retries={"max_attempts": max_retries + 1, "mode": "standard"}))
+        return client
+    return get
+
+
 def open_store(location: str, s3_client_factory) -> Store:
     """A store for a local path (or file:// URI) or an s3:// URI."""
     if location.startswith("s3://"):

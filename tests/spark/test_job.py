@@ -1,0 +1,50 @@
+"""The job's honest ending: a failed query exits non-zero with its cause, and --until-drained only says
+done when every logged batch has its commit."""
+import subprocess
+
+import pytest
+
+from ops.local_spark import ROOT, job_command, job_env
+from ops.sink import committed_rows
+from tests.support.aws import bucket_to_queue
+from tests.support.spark import Job
+
+pytestmark = pytest.mark.spark
+
+
+def test_a_failed_batch_is_never_reported_as_drained_and_the_rerun_finishes_it(moto_endpoint, tmp_path):
+    w = bucket_to_queue(moto_endpoint)
+    w.put("in/good.csv", b"1\n2\n")
+    w.put("in/broken.csv.gz", b"\x1f\x8b not really gzip")
+    ck, out = tmp_path / "ck", tmp_path / "out"
+    args = ["--queue-url", w.queue_url, "--format", "csv", "--schema", "id LONG", "--checkpoint", str(ck),
+            "--output", str(out), "--endpoint-url", moto_endpoint, "--region", "us-east-1",
+            "--trigger-interval", "1 second", "--until-drained", "--idle-checks", "2",
+            "--option", "sqs.longPollingWaitTimeSeconds=1"]
+
+    failing = Job(args + ["--option", "onBadFile=fail"], tmp_path / "run1.log")
+    try:
+        assert failing.wait(timeout=300) == 1, failing.tail()
+    finally:
+        failing.kill()
+    log = (tmp_path / "run1.log").read_text(errors="replace")
+    assert "job.py: the query failed" in log and "broken.csv.gz" in log and "onBadFile=quarantine" in log
+    assert "queue drained" not in log
+    assert (ck / "offsets" / "0").exists() and not (ck / "commits" / "0").exists()
+    assert w.depth() == 0  # the messages are gone (their files are in the index): the queue alone would lie
+
+    rerun = Job(args, tmp_path / "run2.log")  # quarantine, the default, lets the batch through
+    try:
+        assert rerun.wait(timeout=300) == 0, rerun.tail()
+    finally:
+        rerun.kill()
+    assert (ck / "commits" / "0").exists()
+    assert sorted(committed_rows(out, ["id"])) == [(1,), (2,)]
+    assert "[job] batch 0: 2 files, 2 rows" in (tmp_path / "run2.log").read_text() and "1 quarantined" in \
+        (tmp_path / "run2.log").read_text()
+
+    dry = subprocess.run(job_command(*args, "--option", "reprocessStartBatchId=0", "--option",
+                                     "reprocessEndBatchId=0", "--option", "reprocessDryRun=true"),
+                         env=job_env(), cwd=ROOT, capture_output=True, text=True, timeout=120)
+    assert dry.returncode == 0, dry.stderr[-2000:]
+    assert f"s3://{w.bucket}/in/good.csv" in dry.stdout and "batches 0..0 hold 2 files" in dry.stdout

@@ -1,0 +1,51 @@
+"""When is a run drained? Read from a checkpoint laid out as Spark writes it."""
+import pytest
+
+from s3sqs.completion import Progress, newest_batch
+from s3sqs.report import batch_line, files_in
+from s3sqs.storage import LocalStore
+
+
+def write_offset(ck, batch, seq):
+    (ck / "offsets").mkdir(parents=True, exist_ok=True)
+    (ck / "offsets" / str(batch)).write_text(
+        'v1\n{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{}}\n' + f'{{"seq":{seq}}}\n')
+    (ck / "offsets" / f".{batch}.crc").write_text("x")  # Spark's local checksum files are ignored
+
+
+def test_newest_batch_reads_spark_offset_and_commit_logs(tmp_path):
+    assert newest_batch(LocalStore(str(tmp_path))) == (None, None, False)
+    write_offset(tmp_path, 0, 10)
+    write_offset(tmp_path, 1, 25)
+    (tmp_path / "commits").mkdir()
+    (tmp_path / "commits" / "0").write_text("v1\n{}")
+    assert newest_batch(LocalStore(str(tmp_path))) == (1, 25, False)
+    (tmp_path / "commits" / "1").write_text("v1\n{}")
+    assert newest_batch(LocalStore(str(tmp_path))) == (1, 25, True)
+
+
+def test_a_foreign_offset_log_is_a_clear_error(tmp_path):
+    (tmp_path / "offsets").mkdir()
+    (tmp_path / "offsets" / "0").write_text('v1\n{}\n{"logOffset": 3}\n')
+    with pytest.raises(ValueError, match="not an s3-sqs offset log"):
+        newest_batch(LocalStore(str(tmp_path)))
+
+
+@pytest.mark.parametrize("progress, drained, waiting", [
+    (Progress(0, 0, None, None, False), True, "nothing"),                 # nothing ever announced
+    (Progress(0, 25, 25, 1, True), True, "nothing"),
+    (Progress(3, 25, 25, 1, True), False, "3 messages in the queue"),
+    (Progress(0, 25, 25, 1, False), False, "batch 1 to be committed"),     # logged, never committed
+    (Progress(0, 30, 25, 1, True), False, "files up to offset 30 to be planned (logged: 25)"),  # e.g. reprocess
+])
+def test_drained_needs_an_empty_queue_every_file_planned_and_the_last_batch_committed(progress, drained, waiting):
+    assert progress.drained is drained and progress.waiting_for() == waiting
+
+
+def test_the_batch_line_says_files_rows_speed_problems_and_backlog():
+    p = {"batchId": 4, "numInputRows": 12000, "durationMs": {"triggerExecution": 3000},
+         "sources": [{"startOffset": {"seq": 100}, "endOffset": {"seq": 160}}]}
+    assert files_in(p) == 60 and files_in({"sources": [{"startOffset": None, "endOffset": '{"seq":7}'}]}) == 7
+    line = batch_line(p, Progress(42, 200, 160, 4, True), {"quarantined": 1, "missing": 0, "malformed rows": 3})
+    assert line == ("[job] batch 4: 60 files, 12,000 rows in 3.0 s (4,000 rows/s); 1 quarantined, 3 malformed rows; "
+                    "backlog: 42 messages queued, 40 files recorded and not yet planned")
