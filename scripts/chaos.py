@@ -1,0 +1,291 @@
+#!/usr/bin/env python3
+"""Chaos and fuzz runs of the job on the local AWS stand-in, each ending in an exact account.
+
+kills  Uploads files in waves while the job runs, SIGKILLs the job's whole process group at random
+       moments, restarts it on the same checkpoint, and finally runs it until drained. Then it compares
+       the sink with what was uploaded (rows lost, rows duplicated) and looks at the queue and the DLQ.
+fuzz   Sends message bodies of many families (empty, test events, deletions, restores, MinIO's names,
+       SNS and EventBridge wrappers, broken JSON, ...) and uploads bad files (corrupt gzip, truncated
+       Parquet, zero bytes, wrong column counts, deleted before reading), runs the job until drained, and
+       counts per family what became of each message: ingested, quarantined, missing, skipped or
+       unparseable (each logged with its message id), or vanished (no trace: a failure).
+
+Exit status 0 when nothing was lost, duplicated or vanished and the queue and DLQ are empty.
+"""
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import os
+import random
+import re
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter, defaultdict
+from pathlib import Path
+
+import boto3
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from ops.local_aws import FAKE_ENV, start_moto_server
+from ops.local_spark import ROOT, job_command, job_env
+from ops.sink import committed_rows
+
+REGION = "us-east-1"
+ROWS = 20
+
+
+def wire(endpoint: str, name: str, max_receive_count: int):
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=REGION)
+    sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=REGION)
+    s3.create_bucket(Bucket=name)
+    dlq = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
+    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    q = sqs.create_queue(QueueName=name, Attributes={"RedrivePolicy": json.dumps(
+        {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)})})["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=q, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    s3.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration={
+        "QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
+    return s3, sqs, q, dlq
+
+
+def depth(sqs, url: str) -> int:
+    a = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["All"])["Attributes"]
+    return sum(int(a[k]) for k in ("ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible",
+                                   "ApproximateNumberOfMessagesDelayed"))
+
+
+class Job:
+    """One spark-submit of the job in its own process group, so a kill takes every process of it."""
+
+    def __init__(self, args: list[str], log: Path, env: dict):
+        self.log = open(log, "ab")
+        self.proc = subprocess.Popen(job_command(*args), env=env, stdout=self.log, stderr=subprocess.STDOUT,
+                                     start_new_session=True, cwd=ROOT)
+
+    def kill(self) -> None:
+        try:
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+        self.proc.wait()
+        self.log.close()
+
+    def wait(self, timeout: float) -> int:
+        try:
+            return self.proc.wait(timeout=timeout)
+        finally:
+            self.kill()
+
+
+def job_args(q: str, endpoint: str, work: Path, fmt: str, schema: str, extra=()) -> list[str]:
+    return ["--queue-url", q, "--format", fmt, "--schema", schema, "--checkpoint", str(work / "ck"),
+            "--output", str(work / "out"), "--endpoint-url", endpoint, "--region", REGION,
+            "--trigger-interval", "1 second", "--option", "sqs.longPollingWaitTimeSeconds=1",
+            "--option", "sqs.visibilityTimeoutSeconds=5", *extra]
+
+
+# ------------------------------------------------------------------------------------------- kills
+
+def csv_file(first_id: int) -> bytes:
+    return ("id,name\n" + "".join(f"{first_id + i},row {first_id + i}\n" for i in range(ROWS))).encode()
+
+
+def run_kills(endpoint: str, work: Path, kills: int, waves: int, files: int, seed: int) -> dict:
+    rng = random.Random(seed)
+    s3, sqs, q, dlq = wire(endpoint, f"chaos-{seed}", max_receive_count=5)
+    uploaded: set[int] = set()
+    done = threading.Event()
+
+    def upload_waves():
+        n = 0
+        for w in range(waves):
+            for _ in range(files):
+                s3.put_object(Bucket=f"chaos-{seed}", Key=f"w{w}/file {n}.csv", Body=csv_file(n * ROWS))
+                uploaded.update(range(n * ROWS, (n + 1) * ROWS))
+                n += 1
+            time.sleep(rng.uniform(2, 10))
+        done.set()
+
+    uploader = threading.Thread(target=upload_waves, daemon=True)
+    uploader.start()
+    args = job_args(q, endpoint, work, "csv", "id LONG, name STRING",
+                    ["--option", "header=true", "--option", "maxFilesPerTrigger=15"])
+    killed_in = Counter()
+    for k in range(kills):
+        job = Job(args, work / f"run-{k:03d}.log", job_env())
+        ck = work / "ck"
+        before = _logged(ck)
+        # Each run first gets going (a batch of its own logged), then dies: half the time at once, right
+        # after that offset is logged and before its commit, half a random moment later.
+        started = time.monotonic()
+        while time.monotonic() - started < 180 and job.proc.poll() is None and not _logged(ck) - before:
+            time.sleep(0.02)
+        if rng.random() < 0.5:
+            time.sleep(rng.uniform(0, 12))
+        phase = _phase(ck)
+        job.kill()
+        killed_in[phase] += 1
+        print(f"  kill {k + 1}/{kills}: {phase}", flush=True)
+    done.wait()
+    final = Job(args + ["--until-drained", "--idle-checks", "2"], work / "run-final.log", job_env())
+    rc = final.wait(timeout=900)
+    ids = [r[0] for r in committed_rows(work / "out", ["id"])]
+    got = Counter(ids)
+    return {"kills": kills, "killed_in": dict(killed_in), "final_exit": rc, "rows_expected": len(uploaded),
+            "rows_lost": len(uploaded - set(got)), "rows_duplicated": sum(c - 1 for c in got.values() if c > 1),
+            "queue": depth(sqs, q), "dlq": depth(sqs, dlq)}
+
+
+def _logged(ck: Path) -> set[int]:
+    return {int(p.name) for p in (ck / "offsets").iterdir() if p.name.isdigit()} if (ck / "offsets").is_dir() \
+        else set()
+
+
+def _phase(ck: Path) -> str:
+    offsets = {int(p.name) for p in (ck / "offsets").iterdir() if p.name.isdigit()} if (ck / "offsets").is_dir() \
+        else set()
+    commits = {int(p.name) for p in (ck / "commits").iterdir() if p.name.isdigit()} if (ck / "commits").is_dir() \
+        else set()
+    if not offsets:
+        return "before the first batch"
+    return "batch logged, not committed" if max(offsets) not in commits else "between batches"
+
+
+# -------------------------------------------------------------------------------------------- fuzz
+
+def record(bucket: str, key: str, name: str = "ObjectCreated:Put", size=10) -> dict:
+    return {"eventVersion": "2.1", "eventSource": "aws:s3", "eventTime": time.strftime("%Y-%m-%dT%H:%M:%S.000Z",
+            time.gmtime()), "eventName": name,
+            "s3": {"bucket": {"name": bucket}, "object": {"key": key, "size": size, "eTag": "e"}}}
+
+
+def fuzz_bodies(bucket: str) -> dict[str, list[str]]:
+    """Message bodies by family; the files they name that exist were uploaded as good.csv."""
+    good = lambda k: json.dumps({"Records": [record(bucket, k)]})  # noqa: E731
+    return {
+        "s3 event": [good("fz/good.csv")],
+        "empty Records": ['{"Records": []}'],
+        "test event": [json.dumps({"Service": "Amazon S3", "Event": "s3:TestEvent", "Bucket": bucket})],
+        "ObjectRemoved": [json.dumps({"Records": [record(bucket, "fz/gone.csv", "ObjectRemoved:Delete")]})],
+        "ObjectRestore": [json.dumps({"Records": [record(bucket, "fz/good.csv", "ObjectRestore:Completed")]})],
+        "MinIO event name": [json.dumps({"Records": [record(bucket, "fz/minio.csv", "s3:ObjectCreated:Put")]})],
+        "SNS envelope": [json.dumps({"Type": "Notification", "Message": good("fz/sns.csv")})],
+        "SNS broken inner": [json.dumps({"Type": "Notification", "Message": "{not json"})],
+        "EventBridge created": [json.dumps({"source": "aws.s3", "detail-type": "Object Created", "time":
+                                            "2026-11-23T00:00:00Z", "detail": {"bucket": {"name": bucket},
+                                                                               "object": {"key": "fz/eb.csv",
+                                                                                          "size": 10}}})],
+        "EventBridge other": [json.dumps({"source": "aws.s3", "detail-type": "Object Deleted", "detail": {}})],
+        "not JSON": ["hello", "{", "\u0000\u0001"],
+        "JSON not object": ["[1, 2]", "42", "null"],
+        "unknown object": ['{"hello": "world"}'],
+        "bad record": [json.dumps({"Records": [{"eventName": "ObjectCreated:Put", "s3": {"bucket": {}}}]}),
+                       json.dumps({"Records": [dict(record(bucket, "fz/x.csv"), eventTime="yesterday")]})],
+        "mixed records": [json.dumps({"Records": [record(bucket, "fz/mixed.csv"),
+                                                  record(bucket, "fz/mixed.csv", "ObjectRemoved:Delete")]})],
+        "duplicate": [good("fz/good.csv")],
+        "file never created": [good("fz/never-there.csv")],
+    }
+
+
+def bad_files() -> dict[str, tuple[str, bytes | None]]:
+    """Files by family: key -> bytes (None: announced, then deleted before it is read)."""
+    buf = io.BytesIO()
+    pq.write_table(pa.table({"id": [1], "name": ["p"]}), buf)
+    return {
+        "corrupt gzip": ("fz/corrupt.csv.gz", b"\x1f\x8b\x08\x00garbage"),
+        "zero bytes": ("fz/empty.csv", b""),
+        "wrong column count": ("fz/ragged.csv", b"id,name\n1,a,extra\n2\n3,c\n"),
+        "bad values": ("fz/values.csv", b"id,name\nnot-a-number,a\n"),
+        "parquet named csv": ("fz/parquet.csv", buf.getvalue()[:-20]),
+        "binary garbage": ("fz/garbage.csv", bytes(range(256)) * 4),
+        "deleted before read": ("fz/deleted.csv", None),
+    }
+
+
+def run_fuzz(endpoint: str, work: Path) -> dict:
+    bucket = "fuzz-bucket"
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=REGION)
+    s3.create_bucket(Bucket=bucket)
+    for key in ("fz/good.csv", "fz/minio.csv", "fz/sns.csv", "fz/eb.csv", "fz/mixed.csv"):
+        s3.put_object(Bucket=bucket, Key=key, Body=b"id,name\n1,a\n")  # announced below, family by family
+    s3, sqs, q, dlq = wire(endpoint, bucket, max_receive_count=3)
+    sent: dict[str, str] = {}
+    for family, bodies in fuzz_bodies(bucket).items():
+        for body in bodies:
+            sent[sqs.send_message(QueueUrl=q, MessageBody=body or " ")["MessageId"]] = family
+    files = bad_files()
+    for family, (key, data) in files.items():
+        s3.put_object(Bucket=bucket, Key=key, Body=data or b"1,x\n")
+        if data is None:
+            s3.delete_object(Bucket=bucket, Key=key)
+    env = {**job_env(), "S3SQS_DEBUG": "1"}  # every message's fate, with its id, in the log
+    log = work / "fuzz.log"
+    rc = Job(job_args(q, endpoint, work, "csv", "id LONG, name STRING, _rescued_data STRING",
+                      ["--option", "header=true", "--until-drained", "--idle-checks", "2"]), log, env).wait(600)
+    text = log.read_text(errors="replace")
+    fates = dict(re.findall(r"message (\S+): (\w+); ", text))
+    per_family: dict[str, Counter] = defaultdict(Counter)
+    received_ids = set()
+    for mid, family in sent.items():
+        per_family[family][fates.get(mid, "vanished")] += 1
+        received_ids.add(mid)
+    # The uploads' own notifications: one message each, fate by file outcome.
+    records = [json.loads(p.read_text()) for p in (work / "ck" / "quarantine" / "batches").rglob("*.json")] \
+        if (work / "ck" / "quarantine").is_dir() else []
+    by_file = {r["file"].rsplit("/", 1)[-1]: r["status"] for r in records}
+    others = [(mid, fate) for mid, fate in fates.items() if mid not in received_ids]
+    for family, (key, _) in files.items():
+        name = key.rsplit("/", 1)[-1]
+        per_family[f"file: {family}"][by_file.get(name, "ingested")] += 1
+    return {"final_exit": rc, "families": {f: dict(c) for f, c in sorted(per_family.items())},
+            "vanished": sum(c["vanished"] for c in per_family.values()),
+            "upload messages": dict(Counter(f for _, f in others)),
+            "queue": depth(sqs, q), "dlq": depth(sqs, dlq), "crash": "Traceback" in text and rc != 0}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    sub = p.add_subparsers(dest="command", required=True)
+    k = sub.add_parser("kills", help="SIGKILL the job at random moments, then account for every row")
+    k.add_argument("--kills", type=int, default=5)
+    k.add_argument("--waves", type=int, default=4)
+    k.add_argument("--files", type=int, default=15, help="files per wave")
+    k.add_argument("--seed", type=int, default=1)
+    sub.add_parser("fuzz", help="message bodies and bad files of many families, then account for each")
+    for s in (k, sub.choices["fuzz"]):
+        s.add_argument("--keep", help="keep checkpoints, tables and logs in this folder")
+        s.add_argument("--json", action="store_true", help="print the account as JSON")
+    args = p.parse_args(argv)
+    if args.command == "kills" and (args.kills < 1 or args.waves < 1 or args.files < 1):
+        p.error("--kills, --waves and --files must be at least 1")
+    os.environ.update(FAKE_ENV)
+    server = start_moto_server()
+    try:
+        with tempfile.TemporaryDirectory() as tmp:
+            work = Path(args.keep) if args.keep else Path(tmp)
+            work.mkdir(parents=True, exist_ok=True)
+            if args.command == "kills":
+                result = run_kills(server.endpoint_url, work, args.kills, args.waves, args.files, args.seed)
+                ok = (result["final_exit"] == 0 and result["rows_lost"] == 0 and result["rows_duplicated"] == 0
+                      and result["queue"] == 0 and result["dlq"] == 0)
+            else:
+                result = run_fuzz(server.endpoint_url, work)
+                ok = result["final_exit"] == 0 and result["vanished"] == 0 and result["queue"] == 0 \
+                    and not result["crash"]
+            print(json.dumps(result, indent=None if args.json else 2))
+            print("OK" if ok else "FAILED", flush=True)
+    finally:
+        server.stop()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
