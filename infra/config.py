@@ -33,6 +33,9 @@ _ACCOUNT_RE = re.compile(r"^\d{12}$")
 _KEY_PART_RE = re.compile(r"^[A-Za-z0-9/_.\-]*$")
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
 _PRINCIPAL_RE = re.compile(r"^arn:aws[a-z\-]*:iam::(\d{12}):(root|role/[\w+=,.@/\-]+|user/[\w+=,.@/\-]+)$")
+# aws:PrincipalArn patterns for an account grant: roles or users of that account, wildcards allowed.
+_PRINCIPAL_PATTERN_RE = re.compile(r"^arn:aws[a-z\-]*:iam::(\d{12}):(?:role|user)/[\w+=,.@/\-*?]+$")
+_ORG_ID_RE = re.compile(r"^o-[a-z0-9]{10,32}$")
 _RELEASE_RE = re.compile(r"^emr-(?:spark-)?(\d+)\.(\d+)\.(\d+)$")
 _KEY_ARN_RE = re.compile(r"^arn:aws[a-z\-]*:kms:[a-z0-9\-]+:\d{12}:key/[0-9a-f\-]{36}$")
 
@@ -60,12 +63,29 @@ class EventFilterConfig:
 
 
 @dataclass(frozen=True)
+class AccountAccessConfig:
+    """An explicit grant to a consumer's whole account, narrowed by conditions on the calling principal."""
+
+    principal_arn_like: tuple[str, ...] = ()
+    principal_org_id: str | None = None
+
+    def conditions(self) -> dict:
+        out: dict = {}
+        if self.principal_arn_like:
+            out["ArnLike"] = {"aws:PrincipalArn": list(self.principal_arn_like)}
+        if self.principal_org_id:
+            out["StringEquals"] = {"aws:PrincipalOrgID": self.principal_org_id}
+        return out
+
+
+@dataclass(frozen=True)
 class ConsumerConfig:
     name: str
     account_id: str
     prefix: str = ""
     max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT
     visibility_timeout_seconds: int = 300
+    account_access: AccountAccessConfig | None = None
 
     @property
     def construct_id(self) -> str:
@@ -104,6 +124,14 @@ class AlarmConfig:
 
 
 @dataclass(frozen=True)
+class ConsumerGrant:
+    """Who acts for a consumer in resource policies: IAM principals, and conditions every statement carries."""
+
+    principals: tuple[str, ...]
+    conditions: dict = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
 class StackConfig:
     source_bucket: SourceBucketConfig
     event_filter: EventFilterConfig
@@ -114,13 +142,27 @@ class StackConfig:
     alarms: AlarmConfig = field(default_factory=AlarmConfig)
 
     def principals_for(self, consumer: ConsumerConfig) -> tuple[str, ...]:
-        """The IAM principals that act for a consumer: those listed for its account, else the account root."""
-        listed = tuple(p for p in self.cross_account_principals if principal_account(p) == consumer.account_id)
-        return listed or (f"arn:aws:iam::{consumer.account_id}:root",)
+        """The roles listed for the consumer's account; with `accountAccess`, the account root instead."""
+        if consumer.account_access is not None:
+            return (f"arn:aws:iam::{consumer.account_id}:root",)
+        return tuple(p for p in self.cross_account_principals if principal_account(p) == consumer.account_id)
+
+    def grant_for(self, consumer: ConsumerConfig) -> ConsumerGrant:
+        """What the consumer's queue, key and source-read statements grant, to whom and under which conditions.
+        parse_config guarantees an account root only ever comes with its `accountAccess` conditions."""
+        conditions = consumer.account_access.conditions() if consumer.account_access else {}
+        return ConsumerGrant(self.principals_for(consumer), conditions)
 
     def read_prefix(self, consumer: ConsumerConfig) -> str:
-        """The key prefix a consumer may read: its own, else everything the notifications cover."""
+        """The key prefix a consumer may read: its own, else everything the notifications cover.
+
+        A consumer without a prefix is sent every notified event, so it must be able to read every
+        notified object; that is the whole bucket only when eventFilter has no prefix either."""
         return consumer.prefix or self.event_filter.prefix
+
+    def read_pattern(self, consumer: ConsumerConfig) -> str:
+        """Object-key pattern of what a consumer may read: its prefix, and the suffix S3 notifies for."""
+        return f"{self.read_prefix(consumer)}*{self.event_filter.suffix}"
 
 
 def principal_account(principal_arn: str) -> str:
@@ -219,8 +261,34 @@ def _event_filter(raw: Any) -> EventFilterConfig:
     return EventFilterConfig(prefix=_key_part(obj, "prefix", key), suffix=_key_part(obj, "suffix", key))
 
 
+def _account_access(raw: Any, key: str, account: str) -> AccountAccessConfig | None:
+    """`accountAccess`: the explicit opt-in to granting the whole account, with at least one condition."""
+    if raw is None:
+        return None
+    obj = _object(raw, key, ("principalArnLike", "principalOrgId"))
+    patterns = tuple(_decode(p, f"{key}.principalArnLike[{i}]", str)
+                     for i, p in enumerate(_decode(obj.get("principalArnLike", []), f"{key}.principalArnLike", list)))
+    for i, pattern in enumerate(patterns):
+        m = _PRINCIPAL_PATTERN_RE.match(pattern)
+        if not m or m.group(1) != account:
+            raise ConfigError(
+                f"{key}.principalArnLike[{i}]: {pattern!r} is not allowed; allowed: an IAM role or user ARN pattern "
+                f"in account {account}, such as 'arn:aws:iam::{account}:role/ingest-*'"
+            )
+    org = _str(obj, "principalOrgId", key)
+    if org is not None and not _ORG_ID_RE.match(org):
+        raise ConfigError(f"{key}.principalOrgId: {org!r} is not allowed; allowed: an AWS Organizations id like 'o-a1b2c3d4e5'")
+    if not patterns and org is None:
+        raise ConfigError(
+            f"{key}: grants account {account} with no condition; allowed: principalArnLike (a list of role ARN "
+            "patterns) and/or principalOrgId, which every statement of the grant then requires"
+        )
+    return AccountAccessConfig(principal_arn_like=patterns, principal_org_id=org)
+
+
 def _consumer(raw: Any, key: str, event_filter: EventFilterConfig) -> ConsumerConfig:
-    obj = _object(raw, key, ("name", "accountId", "prefix", "maxReceiveCount", "visibilityTimeoutSeconds"))
+    obj = _object(raw, key, ("name", "accountId", "prefix", "maxReceiveCount", "visibilityTimeoutSeconds",
+                             "accountAccess"))
     name = _str(obj, "name", key)
     if name is None or not CONSUMER_NAME_RE.match(name):
         raise ConfigError(f"{key}.name: {name!r} is not allowed; allowed: {CONSUMER_NAME_RULE}")
@@ -241,6 +309,7 @@ def _consumer(raw: Any, key: str, event_filter: EventFilterConfig) -> ConsumerCo
         visibility_timeout_seconds=_int(
             obj, "visibilityTimeoutSeconds", key, ConsumerConfig.visibility_timeout_seconds, 0, 43200
         ),
+        account_access=_account_access(obj.get("accountAccess"), f"{key}.accountAccess", account),
     )
 
 
@@ -272,13 +341,20 @@ def _principals(raw: Any, consumers: tuple[ConsumerConfig, ...]) -> tuple[str, .
     for i, item in enumerate(items):
         k = f"{key}[{i}]"
         value = _decode(item, k, str)
-        if _ACCOUNT_RE.match(value):
-            value = f"arn:aws:iam::{value}:root"
-        m = _PRINCIPAL_RE.match(value)
-        if not m:
+        # A bare account id or its root would hand the consumer's grants to every principal of that account.
+        whole = re.match(r"^(?:(\d{12})|arn:aws[a-z\-]*:iam::(\d{12}):root)$", value)
+        if whole:
+            acct = whole.group(1) or whole.group(2)
             raise ConfigError(
-                f"{k}: {value!r} is not allowed; allowed: a 12-digit account id or an IAM ARN "
-                "arn:aws:iam::<account>:root|role/<name>|user/<name>"
+                f"{k}: {value!r} grants the whole account {acct}; allowed: IAM role ARNs "
+                f"(arn:aws:iam::{acct}:role/<name>). To grant the account on purpose, give its consumer an "
+                '"accountAccess" with principalArnLike and/or principalOrgId instead'
+            )
+        m = _PRINCIPAL_RE.match(value)
+        if not m or not m.group(2).startswith("role/"):
+            raise ConfigError(
+                f"{k}: {value!r} is not allowed; allowed: an IAM role ARN arn:aws:iam::<account>:role/<name> "
+                "(roles, not users: a user carries long-term keys)"
             )
         if m.group(1) not in accounts:
             raise ConfigError(
@@ -363,15 +439,36 @@ def _alarms(raw: Any) -> AlarmConfig:
     )
 
 
+def _check_grants(consumers: tuple[ConsumerConfig, ...], principals: tuple[str, ...]) -> None:
+    """Every consumer is granted to roles, or to its account with explicit conditions; never both, never neither."""
+    for i, c in enumerate(consumers):
+        roles = [p for p in principals if principal_account(p) == c.account_id]
+        if c.account_access is not None and roles:
+            raise ConfigError(
+                f"consumers[{i}].accountAccess: account {c.account_id} also has roles in crossAccountPrincipals "
+                f"({', '.join(roles)}); allowed: one of the two. Drop accountAccess to grant just those roles"
+            )
+        if c.account_access is None and not roles:
+            raise ConfigError(
+                f"consumers[{i}]: no principal for account {c.account_id}, and granting the whole account needs "
+                f"saying so; allowed: add its roles to crossAccountPrincipals "
+                f'(arn:aws:iam::{c.account_id}:role/<name>), or set consumers[{i}].accountAccess to '
+                f'{{"principalArnLike": ["arn:aws:iam::{c.account_id}:role/<name-pattern>"]}} '
+                'and/or {"principalOrgId": "o-..."}'
+            )
+
+
 def parse_config(context: Mapping[str, Any]) -> StackConfig:
     """Build the validated settings from a context mapping (cdk.json's "context", plus -c overrides)."""
     event_filter = _event_filter(context.get("eventFilter"))
     consumers = _consumers(context.get("consumers"), event_filter)
+    principals = _principals(context.get("crossAccountPrincipals"), consumers)
+    _check_grants(consumers, principals)
     return StackConfig(
         source_bucket=_source_bucket(context.get("sourceBucket")),
         event_filter=event_filter,
         consumers=consumers,
-        cross_account_principals=_principals(context.get("crossAccountPrincipals"), consumers),
+        cross_account_principals=principals,
         kms=_kms(context.get("kms")),
         emr=_emr(context.get("emr")),
         alarms=_alarms(context.get("alarms")),

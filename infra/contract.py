@@ -12,8 +12,9 @@ import re
 # writes its table under output/<consumer>/; its role may write nowhere else there.
 CHECKPOINTS_PREFIX = "checkpoints/"
 OUTPUT_PREFIX = "output/"
-# Artifacts bucket: submit-job uploads job code and packed environments under jobs/ (content-addressed),
-# and EMR Serverless writes job logs under emr-logs/, the only place there a job role may write.
+# Artifacts bucket: submit-job uploads each consumer's job code and packed environment under
+# jobs/<consumer>/ (content-addressed), and EMR Serverless writes that consumer's job logs under
+# emr-logs/<consumer>/. A job role reads only its own jobs/ prefix and writes only its own emr-logs/ prefix.
 JOB_ARTIFACTS_PREFIX = "jobs/"
 EMR_LOGS_PREFIX = "emr-logs/"
 
@@ -24,6 +25,32 @@ def checkpoint_prefix(consumer: str) -> str:
 
 def output_prefix(consumer: str) -> str:
     return f"{OUTPUT_PREFIX}{consumer}/"
+
+
+def job_artifacts_prefix(consumer: str) -> str:
+    return f"{JOB_ARTIFACTS_PREFIX}{consumer}/"
+
+
+def emr_logs_prefix(consumer: str) -> str:
+    return f"{EMR_LOGS_PREFIX}{consumer}/"
+
+
+# Names the stack fixes rather than leaves to CloudFormation, so that key policies and the dead-letter
+# queue's RedriveAllowPolicy can name these resources without a reference (which would be a cycle).
+def queue_name(stack_name: str, consumer: str) -> str:
+    """A consumer's queue (its dead-letter queue keeps a generated name)."""
+    return f"{stack_name}-{consumer}"
+
+
+def log_group_name(stack_name: str, consumer: str) -> str:
+    """A consumer's CloudWatch Logs group for its EMR job runs."""
+    return f"/s3sqs/{stack_name}/{consumer}"
+
+
+# The stack tags every resource whose resource policy is part of its template (source bucket when it
+# creates it, queues, topic, keys) with this key and the stack's name. Onboarding reads it: a policy the
+# template owns is put back by the next deploy that updates it, so writing there needs --force.
+POLICY_OWNER_TAG = "s3sqs:policy-owner"
 
 
 # A consumer name becomes part of resource names, output keys and S3 prefixes.

@@ -18,9 +18,10 @@ How each resource type in the template is handled:
 - AWS::S3::BucketPolicy: stored, less its conditional Deny statements (SSL-only): moto's S3 applies a
   Deny without evaluating its Condition, so that statement would refuse every plain-HTTP local request.
   Other bucket policy statements are stored and, like all resource policies on moto, not enforced.
-- AWS::SNS::Topic, AWS::SNS::TopicPolicy, AWS::SQS::Queue (all attributes, RedrivePolicy included),
-  AWS::SQS::QueuePolicy, AWS::KMS::Key, AWS::IAM::Role, AWS::IAM::Policy, AWS::Logs::LogGroup and
-  AWS::CloudWatch::Alarm: created with their template properties. moto stores these resource policies
+- AWS::SNS::Topic, AWS::SNS::TopicPolicy, AWS::SQS::Queue (all attributes, RedrivePolicy included;
+  moto accepts RedriveAllowPolicy but does not keep it), AWS::SQS::QueuePolicy, AWS::KMS::Key, AWS::IAM::Role, AWS::IAM::Policy,
+  AWS::Logs::LogGroup and AWS::CloudWatch::Alarm: created with their template properties, tags included
+  on buckets, topics, queues and keys. moto stores these resource policies
   but does not enforce them, and alarms never fire.
 - AWS::SNS::Subscription: created with RawMessageDelivery, FilterPolicy and FilterPolicyScope. One
   deliberate translation: moto URL-encodes "/" in event keys ("a/b" arrives as "a%2Fb"), real S3 does
@@ -277,6 +278,9 @@ class _Deployer:
             s3.put_bucket_versioning(Bucket=name, VersioningConfiguration={"Status": p["VersioningConfiguration"]["Status"]})
         if "PublicAccessBlockConfiguration" in p:
             s3.put_public_access_block(Bucket=name, PublicAccessBlockConfiguration=p["PublicAccessBlockConfiguration"])
+        if p.get("Tags"):
+            s3.put_bucket_tagging(Bucket=name, Tagging={"TagSet": [{"Key": t["Key"], "Value": t["Value"]}
+                                                                   for t in p["Tags"]]})
         rules = p.get("LifecycleConfiguration", {}).get("Rules")
         if rules:
             s3.put_bucket_lifecycle_configuration(Bucket=name, LifecycleConfiguration={
@@ -337,6 +341,8 @@ class _Deployer:
         kwargs: dict[str, Any] = {"Description": p.get("Description", lid)}
         if "KeyPolicy" in p:
             kwargs["Policy"] = json.dumps(p["KeyPolicy"])
+        if p.get("Tags"):
+            kwargs["Tags"] = [{"TagKey": t["Key"], "TagValue": t["Value"]} for t in p["Tags"]]
         meta = kms.create_key(**kwargs)["KeyMetadata"]
         if p.get("EnableKeyRotation"):
             kms.enable_key_rotation(KeyId=meta["KeyId"])
@@ -346,7 +352,8 @@ class _Deployer:
         p = self.resolve(props)
         name = p.get("TopicName") or _short(lid, 256)
         attributes = {k: str(p[k]) for k in ("KmsMasterKeyId", "DisplayName") if k in p}
-        arn = self.client("sns").create_topic(Name=name, Attributes=attributes)["TopicArn"]
+        tags = [{"Key": t["Key"], "Value": t["Value"]} for t in p.get("Tags", [])]
+        arn = self.client("sns").create_topic(Name=name, Attributes=attributes, Tags=tags)["TopicArn"]
         return {"Ref": arn, "TopicArn": arn, "TopicName": name}
 
     def _topic_policy(self, lid: str, props: dict) -> dict[str, str]:
@@ -369,7 +376,8 @@ class _Deployer:
             elif isinstance(value, bool):
                 value = str(value).lower()
             attributes[key] = str(value)
-        url = self.client("sqs").create_queue(QueueName=name, Attributes=attributes)["QueueUrl"]
+        tags = {t["Key"]: t["Value"] for t in p.get("Tags", [])}
+        url = self.client("sqs").create_queue(QueueName=name, Attributes=attributes, tags=tags)["QueueUrl"]
         arn = f"arn:aws:sqs:{self.region}:{self.account_id}:{name}"
         return {"Ref": url, "QueueUrl": url, "Arn": arn, "QueueName": name}
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 from typing import Sequence
 
 import jsii
-from aws_cdk import Acknowledgment, ArnFormat, Aws, Duration, RemovalPolicy, Stack, Validations
+from aws_cdk import Acknowledgment, ArnFormat, Aws, Duration, RemovalPolicy, Stack, Tags, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_emrserverless as emrs
 from aws_cdk import aws_iam as iam
@@ -20,8 +20,8 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from infra.config import AlarmConfig, ConsumerConfig, EmrConfig, EventFilterConfig
-from infra.contract import QUEUE_CONSUME_ACTIONS
+from infra.config import AlarmConfig, ConsumerConfig, ConsumerGrant, EmrConfig, EventFilterConfig
+from infra.contract import POLICY_OWNER_TAG, QUEUE_CONSUME_ACTIONS, queue_name
 
 # Consumers drain within minutes; four days covers a long weekend outage.
 QUEUE_RETENTION = Duration.days(4)
@@ -32,6 +32,23 @@ DLQ_RETENTION = Duration.days(14)
 def acknowledge(construct: Construct, rule_id: str, reason: str) -> None:
     """Record a cdk-nag finding as accepted, with the reason it is acceptable."""
     Validations.of(construct).acknowledge(Acknowledgment(id=rule_id, reason=reason))
+
+
+def mark_policy_owned(construct: Construct) -> None:
+    """Tag a resource whose resource policy is part of this template, so onboarding knows a deploy may put it back."""
+    Tags.of(construct).add(POLICY_OWNER_TAG, Stack.of(construct).stack_name)
+
+
+def with_conditions(statement_conditions: dict, extra: dict) -> dict:
+    """Merge two IAM condition blocks (operator -> key -> value); the grant's conditions never replace the
+    statement's own."""
+    out = {op: dict(keys) for op, keys in statement_conditions.items()}
+    for op, keys in extra.items():
+        for k, v in keys.items():
+            if k in out.get(op, {}):
+                raise ValueError(f"condition {op} {k} set twice")
+            out.setdefault(op, {})[k] = v
+    return out
 
 
 def nag_resource_text(scope: Construct, value: str) -> str:
@@ -85,6 +102,7 @@ class SecureBucket(Construct):
             server_access_logs_prefix=access_log_prefix or None,
             removal_policy=removal_policy,
         )
+        mark_policy_owned(self.bucket)
 
 
 @jsii.implements(s3.IBucketNotificationDestination)
@@ -114,14 +132,16 @@ class FanOutTopic(Construct):
         *,
         source_bucket: s3.IBucket,
         event_filter: EventFilterConfig,
-        encryption_key: kms.IKey | None,
+        encryption_key: kms.IKey,
+        key_encrypts_queues: bool,
     ) -> None:
         super().__init__(scope, id)
         stack = Stack.of(self)
-        # Without a customer key the topic is left unencrypted at rest: S3 cannot publish to a topic under
-        # the AWS-managed SNS key. A fixed name lets the key policy name the topic without a reference.
+        # Always a customer-managed key: S3 cannot publish to a topic under the AWS-managed SNS key. A fixed
+        # name lets the key policy name the topic without a reference.
         topic_name = f"{stack.stack_name}-fan-out"
         self.topic = sns.Topic(self, "Topic", topic_name=topic_name, enforce_ssl=True, master_key=encryption_key)
+        mark_policy_owned(self.topic)
         self.topic.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="AllowSourceBucketPublish",
@@ -134,21 +154,21 @@ class FanOutTopic(Construct):
                 },
             )
         )
-        if encryption_key is not None:
-            # S3 encrypts what it publishes to an encrypted topic with the topic's key.
-            encryption_key.add_to_resource_policy(
-                iam.PolicyStatement(
-                    sid="AllowSourceBucketNotifications",
-                    principals=[iam.ServicePrincipal("s3.amazonaws.com")],
-                    actions=["kms:GenerateDataKey*", "kms:Decrypt"],
-                    resources=["*"],
-                    conditions={
-                        "ArnLike": {"aws:SourceArn": source_bucket.bucket_arn},
-                        "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
-                    },
-                )
+        # S3 encrypts what it publishes to the topic with the topic's key.
+        encryption_key.add_to_resource_policy(
+            iam.PolicyStatement(
+                sid="AllowSourceBucketNotifications",
+                principals=[iam.ServicePrincipal("s3.amazonaws.com")],
+                actions=["kms:GenerateDataKey*", "kms:Decrypt"],
+                resources=["*"],
+                conditions={
+                    "ArnLike": {"aws:SourceArn": source_bucket.bucket_arn},
+                    "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
+                },
             )
-            # SNS encrypts what it delivers to the (equally encrypted) consumer queues.
+        )
+        if key_encrypts_queues:
+            # SNS encrypts what it delivers to the consumer queues, which this key encrypts too.
             encryption_key.add_to_resource_policy(
                 iam.PolicyStatement(
                     sid="AllowFanOutTopicDelivery",
@@ -191,12 +211,16 @@ class ConsumerQueue(Construct):
         *,
         consumer: ConsumerConfig,
         topic: sns.ITopic,
-        principals: Sequence[str],
+        grant: ConsumerGrant,
         encryption_key: kms.IKey | None,
         alarms: AlarmConfig,
     ) -> None:
         super().__init__(scope, id)
+        stack = Stack.of(self)
         encryption = sqs.QueueEncryption.KMS if encryption_key else sqs.QueueEncryption.SQS_MANAGED
+        name = queue_name(stack.stack_name, consumer.name)
+        # Built from the fixed name: the DLQ and the key policy may name the queue without a reference.
+        queue_arn = stack.format_arn(service="sqs", resource=name)
         self.dlq = sqs.Queue(
             self,
             "DeadLetterQueue",
@@ -204,10 +228,18 @@ class ConsumerQueue(Construct):
             encryption=encryption,
             encryption_master_key=encryption_key,
             retention_period=DLQ_RETENTION,
+            # Only this consumer's queue may move messages here.
+            redrive_allow_policy=sqs.RedriveAllowPolicy(
+                redrive_permission=sqs.RedrivePermission.BY_QUEUE,
+                source_queues=[sqs.Queue.from_queue_arn(self, "SourceQueueRef", queue_arn)],
+            ),
+            # What failed stays for inspection and redrive even when the stack is deleted.
+            removal_policy=RemovalPolicy.RETAIN,
         )
         self.queue = sqs.Queue(
             self,
             "Queue",
+            queue_name=name,
             enforce_ssl=True,
             encryption=encryption,
             encryption_master_key=encryption_key,
@@ -218,6 +250,8 @@ class ConsumerQueue(Construct):
             dead_letter_queue=sqs.DeadLetterQueue(queue=self.dlq, max_receive_count=consumer.max_receive_count),
         )
         acknowledge(self.dlq, "AwsSolutions-SQS3", "This queue is itself the dead-letter queue of the consumer queue.")
+        mark_policy_owned(self.queue)
+        mark_policy_owned(self.dlq)
 
         # Written out rather than SqsSubscription: that one would also grant SNS on the key with a
         # reference to the topic, and with one key for both that is a dependency cycle.
@@ -245,20 +279,25 @@ class ConsumerQueue(Construct):
         self.queue.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="AllowConsumerAccount",
-                principals=[iam.ArnPrincipal(p) for p in principals],
+                principals=[iam.ArnPrincipal(p) for p in grant.principals],
                 actions=list(QUEUE_CONSUME_ACTIONS),
                 resources=[self.queue.queue_arn],
+                conditions=grant.conditions or None,
             )
         )
         if encryption_key is not None:
-            # Receiving from a KMS-encrypted queue needs Decrypt on its key, only through SQS.
+            # Receiving from a KMS-encrypted queue needs Decrypt on its key: only through SQS, and only for
+            # this queue (SQS passes the queue's ARN as the encryption context).
             encryption_key.add_to_resource_policy(
                 iam.PolicyStatement(
                     sid=f"AllowConsumer{consumer.construct_id}Decrypt",
-                    principals=[iam.ArnPrincipal(p) for p in principals],
+                    principals=[iam.ArnPrincipal(p) for p in grant.principals],
                     actions=["kms:Decrypt"],
                     resources=["*"],
-                    conditions={"StringEquals": {"kms:ViaService": f"sqs.{Aws.REGION}.amazonaws.com"}},
+                    conditions=with_conditions({"StringEquals": {
+                        "kms:ViaService": f"sqs.{Aws.REGION}.amazonaws.com",
+                        "kms:EncryptionContext:aws:sqs:arn": queue_arn,
+                    }}, grant.conditions),
                 )
             )
 
@@ -309,7 +348,7 @@ class JobRole(Construct):
         consumer: ConsumerConfig,
         application_arn: str,
         source_bucket: s3.IBucket,
-        read_prefix: str,
+        read_pattern: str,
         checkpoint_bucket: s3.IBucket,
         checkpoint_prefix: str,
         output_prefix: str,
@@ -330,7 +369,7 @@ class JobRole(Construct):
             iam.PolicyStatement(
                 sid="ReadSourceObjects",
                 actions=["s3:GetObject", "s3:GetObjectVersion"],
-                resources=[_object_arn(source_bucket, f"{read_prefix}*")],
+                resources=[_object_arn(source_bucket, read_pattern)],
             ),
             iam.PolicyStatement(
                 sid="ReadWriteCheckpointAndOutput",
@@ -405,39 +444,27 @@ class JobRole(Construct):
 
 _WILDCARD_REASONS = {
     "ReadSourceObjects": "Object keys are not known in advance; access is limited to the consumer's key prefix "
-                         "(the notified part of the bucket for a consumer without one).",
+                         "and the notified suffix (the notified part of the bucket for a consumer without one).",
     "ReadWriteCheckpointAndOutput": "Spark writes many checkpoint and output files; limited to this consumer's "
                                     "checkpoint and output prefixes.",
     "ReadJobArtifacts": "The job reads its entry point and packed environment, uploaded under content-addressed "
-                        "keys below the artifacts prefix.",
-    "WriteMonitoringLogs": "EMR Serverless writes job logs under the monitoring prefix with the job role.",
+                        "keys below this consumer's artifacts prefix.",
+    "WriteMonitoringLogs": "EMR Serverless writes job logs with the job role, under this consumer's log prefix.",
     "FindLogGroup": "DescribeLogGroups is a list action that supports no narrower resource.",
-    "WriteJobLogs": "Log stream names are chosen per job run; limited to the stack's EMR log group.",
+    "WriteJobLogs": "Log stream names are chosen per job run; limited to this consumer's own log group.",
 }
 
 
 class SparkApplication(Construct):
-    """EMR Serverless Spark application that starts on demand, stops when idle and keeps its logs."""
+    """EMR Serverless Spark application that starts on demand and stops when idle.
 
-    def __init__(
-        self,
-        scope: Construct,
-        id: str,
-        *,
-        emr: EmrConfig,
-        artifacts_bucket: s3.IBucket,
-        monitoring_prefix: str,
-        encryption_key: kms.IKey | None,
-    ) -> None:
+    It sets no application-wide S3 or CloudWatch log destination: each consumer's runs log to that
+    consumer's own prefix and log group, which submit-job names per run, and a shared default would name
+    a place no job role may write.
+    """
+
+    def __init__(self, scope: Construct, id: str, *, emr: EmrConfig) -> None:
         super().__init__(scope, id)
-        self.log_group = logs.LogGroup(
-            self,
-            "Logs",
-            retention=logs.RetentionDays(_retention_enum(emr.log_retention_days)),
-            encryption_key=encryption_key,
-            removal_policy=RemovalPolicy.RETAIN,
-        )
-        key_arn = encryption_key.key_arn if encryption_key else None
         self.application = emrs.CfnApplication(
             self,
             "Application",
@@ -452,19 +479,20 @@ class SparkApplication(Construct):
             maximum_capacity=emrs.CfnApplication.MaximumAllowedResourcesProperty(
                 cpu=f"{emr.max_vcpu} vCPU", memory=f"{emr.max_memory_gb} GB", disk=f"{emr.max_disk_gb} GB"
             ),
-            monitoring_configuration=emrs.CfnApplication.MonitoringConfigurationProperty(
-                s3_monitoring_configuration=emrs.CfnApplication.S3MonitoringConfigurationProperty(
-                    log_uri=artifacts_bucket.s3_url_for_object(monitoring_prefix),
-                    encryption_key_arn=key_arn,
-                ),
-                cloud_watch_logging_configuration=emrs.CfnApplication.CloudWatchLoggingConfigurationProperty(
-                    enabled=True,
-                    log_group_name=self.log_group.log_group_name,
-                    log_stream_name_prefix="jobs",
-                    encryption_key_arn=key_arn,
-                ),
-            ),
         )
+
+
+def job_log_group(scope: Construct, id: str, *, name: str, retention_days: int,
+                  encryption_key: kms.IKey | None) -> logs.LogGroup:
+    """One consumer's CloudWatch Logs group for its job runs, kept when the stack goes."""
+    return logs.LogGroup(
+        scope,
+        id,
+        log_group_name=name,
+        retention=logs.RetentionDays(_retention_enum(retention_days)),
+        encryption_key=encryption_key,
+        removal_policy=RemovalPolicy.RETAIN,
+    )
 
 
 def _retention_enum(days: int) -> str:

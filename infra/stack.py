@@ -8,8 +8,16 @@ from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
 from infra.config import StackConfig
-from infra.contract import EMR_LOGS_PREFIX, JOB_ARTIFACTS_PREFIX, checkpoint_prefix, output_prefix
-from infra.patterns import ConsumerQueue, FanOutTopic, JobRole, SecureBucket, SparkApplication, acknowledge
+from infra.contract import (
+    EMR_LOGS_PREFIX, checkpoint_prefix, emr_logs_prefix, job_artifacts_prefix, log_group_name,
+    output_prefix,
+)
+from infra.patterns import (
+    ConsumerQueue, FanOutTopic, JobRole, SecureBucket, SparkApplication, acknowledge, job_log_group, mark_policy_owned,
+)
+
+# How long superseded object versions are kept in the versioned buckets before they expire.
+NONCURRENT_VERSION_DAYS = 30
 
 
 class StreamingStack(Stack):
@@ -21,6 +29,7 @@ class StreamingStack(Stack):
         cfg = config
 
         key: kms.IKey | None = None
+        log_group_names = [log_group_name(self.stack_name, c.name) for c in cfg.consumers]
         if cfg.kms.customer_managed:
             key = kms.Key(
                 self,
@@ -29,7 +38,9 @@ class StreamingStack(Stack):
                 enable_key_rotation=True,
                 removal_policy=RemovalPolicy.RETAIN,
             )
-            # CloudWatch Logs encrypts the EMR log group with this key.
+            mark_policy_owned(key)
+            # CloudWatch Logs encrypts the consumers' log groups with this key, and only those: the names are
+            # fixed, so the key policy names each group without a reference.
             key.add_to_resource_policy(
                 iam.PolicyStatement(
                     sid="AllowCloudWatchLogs",
@@ -37,18 +48,36 @@ class StreamingStack(Stack):
                     actions=["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*",
                              "kms:Describe*"],
                     resources=["*"],
-                    conditions={"ArnLike": {"kms:EncryptionContext:aws:logs:arn":
-                                            f"arn:{Aws.PARTITION}:logs:{Aws.REGION}:{Aws.ACCOUNT_ID}:log-group:*"}},
+                    conditions={"ArnEquals": {"kms:EncryptionContext:aws:logs:arn": [
+                        f"arn:{Aws.PARTITION}:logs:{Aws.REGION}:{Aws.ACCOUNT_ID}:log-group:{name}"
+                        for name in log_group_names
+                    ]}},
                 )
             )
+            topic_key = key
+        else:
+            # S3 cannot publish to a topic under the AWS-managed SNS key, so the topic gets a key of its own,
+            # the only customer-managed key of this mode.
+            topic_key = kms.Key(
+                self,
+                "TopicKey",
+                description="Encrypts the fan-out topic (S3 cannot publish under the AWS-managed SNS key)",
+                enable_key_rotation=True,
+                removal_policy=RemovalPolicy.RETAIN,
+            )
+            mark_policy_owned(topic_key)
         self.key = key
 
         # Access logs for every bucket here. S3 server access logs can only be written with SSE-S3.
+        # Versioned, like every bucket the stack creates: an overwrite or delete keeps the previous version
+        # for NONCURRENT_VERSION_DAYS.
         access_logs = SecureBucket(
             self,
             "AccessLogs",
             access_logs=None,
+            versioned=True,
             lifecycle_rules=[s3.LifecycleRule(id="ExpireAccessLogs", expiration=Duration.days(365),
+                                              noncurrent_version_expiration=Duration.days(NONCURRENT_VERSION_DAYS),
                                               abort_incomplete_multipart_upload_after=Duration.days(7))],
         ).bucket
         acknowledge(access_logs, "AwsSolutions-S1",
@@ -56,9 +85,17 @@ class StreamingStack(Stack):
         self.access_logs = access_logs
 
         if cfg.source_bucket.imported:
+            # Its owner keeps its settings (versioning, encryption, policy): CDK cannot change an imported bucket.
             source = s3.Bucket.from_bucket_name(self, "SourceBucket", cfg.source_bucket.bucket_name)
         else:
-            source = SecureBucket(self, "Source", access_logs=access_logs, access_log_prefix="source/").bucket
+            source = SecureBucket(
+                self, "Source", access_logs=access_logs, access_log_prefix="source/", versioned=True,
+                lifecycle_rules=[s3.LifecycleRule(
+                    id="ExpireSupersededVersions",
+                    noncurrent_version_expiration=Duration.days(NONCURRENT_VERSION_DAYS),
+                    abort_incomplete_multipart_upload_after=Duration.days(7),
+                )],
+            ).bucket
         self.source_bucket = source
 
         self.checkpoint_bucket = SecureBucket(
@@ -71,7 +108,7 @@ class StreamingStack(Stack):
             # Only superseded versions and abandoned uploads expire: live checkpoint files are never touched.
             lifecycle_rules=[s3.LifecycleRule(
                 id="ExpireSupersededVersions",
-                noncurrent_version_expiration=Duration.days(30),
+                noncurrent_version_expiration=Duration.days(NONCURRENT_VERSION_DAYS),
                 abort_incomplete_multipart_upload_after=Duration.days(7),
             )],
         ).bucket
@@ -81,49 +118,59 @@ class StreamingStack(Stack):
             access_logs=access_logs,
             access_log_prefix="artifacts/",
             encryption_key=key,
+            # Versioned: the job code a run used can be recovered even after it was overwritten or deleted.
+            versioned=True,
             lifecycle_rules=[
                 s3.LifecycleRule(id="ExpireMonitoringLogs", prefix=EMR_LOGS_PREFIX, expiration=Duration.days(90)),
-                s3.LifecycleRule(id="AbortIncompleteUploads",
+                s3.LifecycleRule(id="ExpireSupersededVersions",
+                                 noncurrent_version_expiration=Duration.days(NONCURRENT_VERSION_DAYS),
                                  abort_incomplete_multipart_upload_after=Duration.days(7)),
             ],
         ).bucket
 
         fan_out = FanOutTopic(self, "FanOut", source_bucket=source, event_filter=cfg.event_filter,
-                              encryption_key=key)
+                              encryption_key=topic_key, key_encrypts_queues=key is not None)
         self.topic = fan_out.topic
-        spark = SparkApplication(self, "Spark", emr=cfg.emr, artifacts_bucket=self.artifacts_bucket,
-                                 monitoring_prefix=EMR_LOGS_PREFIX, encryption_key=key)
-        self.application = spark.application
-        self.log_group = spark.log_group
+        self.topic_key = topic_key
+        self.application = SparkApplication(self, "Spark", emr=cfg.emr).application
 
         self.read_statements: list[iam.PolicyStatement] = []
         consumers_out: dict[str, dict[str, str]] = {}
         self.consumer_queues: dict[str, ConsumerQueue] = {}
         self.job_roles: dict[str, JobRole] = {}
+        self.log_groups = {}
         for consumer in cfg.consumers:
-            principals = cfg.principals_for(consumer)
+            grant = cfg.grant_for(consumer)
             cq = ConsumerQueue(
                 self, f"Consumer{consumer.construct_id}", consumer=consumer, topic=self.topic,
-                principals=principals, encryption_key=key, alarms=cfg.alarms,
+                grant=grant, encryption_key=key, alarms=cfg.alarms,
+            )
+            log_group = job_log_group(
+                self, f"JobLogs{consumer.construct_id}", name=log_group_name(self.stack_name, consumer.name),
+                retention_days=cfg.emr.log_retention_days, encryption_key=key,
             )
             checkpoints = checkpoint_prefix(consumer.name)
             output = output_prefix(consumer.name)
+            artifacts = job_artifacts_prefix(consumer.name)
+            monitoring = emr_logs_prefix(consumer.name)
             role = JobRole(
                 self, f"JobRole{consumer.construct_id}", consumer=consumer,
                 application_arn=self.application.attr_arn, source_bucket=source,
-                read_prefix=cfg.read_prefix(consumer), checkpoint_bucket=self.checkpoint_bucket,
+                read_pattern=cfg.read_pattern(consumer), checkpoint_bucket=self.checkpoint_bucket,
                 checkpoint_prefix=checkpoints, output_prefix=output,
-                artifacts_bucket=self.artifacts_bucket, artifacts_prefix=JOB_ARTIFACTS_PREFIX,
-                monitoring_prefix=EMR_LOGS_PREFIX,
-                queue=cq.queue, encryption_key=key, log_group_name=self.log_group.log_group_name,
+                artifacts_bucket=self.artifacts_bucket, artifacts_prefix=artifacts,
+                monitoring_prefix=monitoring,
+                queue=cq.queue, encryption_key=key, log_group_name=log_group.log_group_name,
             )
             self.consumer_queues[consumer.name] = cq
             self.job_roles[consumer.name] = role
+            self.log_groups[consumer.name] = log_group
             self.read_statements.append(iam.PolicyStatement(
                 sid=f"CrossAccountRead{consumer.construct_id}",
-                principals=[iam.ArnPrincipal(p) for p in principals],
+                principals=[iam.ArnPrincipal(p) for p in grant.principals],
                 actions=["s3:GetObject", "s3:GetObjectVersion"],
-                resources=[source.arn_for_objects(f"{cfg.read_prefix(consumer)}*")],
+                resources=[source.arn_for_objects(cfg.read_pattern(consumer))],
+                conditions=grant.conditions or None,
             ))
             consumers_out[consumer.name] = {
                 "queueUrl": cq.queue.queue_url,
@@ -134,6 +181,9 @@ class StreamingStack(Stack):
                 "prefix": consumer.prefix,
                 "checkpointUri": self.checkpoint_bucket.s3_url_for_object(checkpoints),
                 "outputUri": self.checkpoint_bucket.s3_url_for_object(output),
+                "artifactsUri": self.artifacts_bucket.s3_url_for_object(artifacts),
+                "logUri": self.artifacts_bucket.s3_url_for_object(monitoring),
+                "logGroupName": log_group.log_group_name,
             }
             CfnOutput(self, f"{consumer.construct_id}QueueUrl", value=cq.queue.queue_url,
                       description=f"Queue of consumer {consumer.name}")
@@ -169,16 +219,15 @@ class StreamingStack(Stack):
         CfnOutput(self, "CheckpointBucketName", value=self.checkpoint_bucket.bucket_name,
                   description="Spark checkpoints and file index (checkpoints/<consumer>/), sink (output/<consumer>/)")
         CfnOutput(self, "ArtifactsBucketName", value=self.artifacts_bucket.bucket_name,
-                  description="Job code and packed environments under jobs/; EMR monitoring logs under emr-logs/")
+                  description="Job code under jobs/<consumer>/; EMR job logs under emr-logs/<consumer>/")
         CfnOutput(self, "EmrApplicationId", value=self.application.attr_application_id,
                   description="EMR Serverless application that runs the consumer jobs")
         CfnOutput(self, "EmrReleaseLabel", value=self.config.emr.release_label,
                   description="Build the packed environment for this release's Python")
         CfnOutput(self, "EmrArchitecture", value=self.config.emr.architecture,
                   description="Build the packed environment for this CPU architecture")
-        CfnOutput(self, "LogGroupName", value=self.log_group.log_group_name,
-                  description="CloudWatch Logs group of the EMR jobs")
         if self.key is not None:
             CfnOutput(self, "KmsKeyArn", value=self.key.key_arn, description="Customer-managed key of this stack")
         CfnOutput(self, "Consumers", value=self.to_json_string(consumers_out),
-                  description="JSON: consumer name -> queueUrl, queueArn, dlqUrl, dlqArn, jobRoleArn, prefix, ...")
+                  description="JSON: consumer name -> queueUrl, queueArn, dlqUrl, dlqArn, jobRoleArn, prefix, "
+                              "checkpointUri, outputUri, artifactsUri, logUri, logGroupName")

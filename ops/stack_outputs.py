@@ -27,6 +27,9 @@ class ConsumerOutputs:
     prefix: str
     checkpoint_uri: str = ""  # where this consumer's job may keep checkpoints ("" if not published)
     output_uri: str = ""      # where it may write its table
+    artifacts_uri: str = ""   # where its job code is uploaded, the only artifacts its job role may read
+    log_uri: str = ""         # where EMR writes its job logs, the only place there its job role may write
+    log_group_name: str = ""  # its CloudWatch Logs group
 
 
 @dataclass(frozen=True)
@@ -57,6 +60,8 @@ class StackOutputs:
                 name=name, queue_url=c["queueUrl"], queue_arn=c["queueArn"], dlq_url=c["dlqUrl"],
                 dlq_arn=c["dlqArn"], job_role_arn=c["jobRoleArn"], prefix=c.get("prefix", ""),
                 checkpoint_uri=c.get("checkpointUri", ""), output_uri=c.get("outputUri", ""),
+                artifacts_uri=c.get("artifactsUri", ""), log_uri=c.get("logUri", ""),
+                log_group_name=c.get("logGroupName", ""),
             )
         except KeyError as e:
             raise OutputsError(f"consumer {name!r} in output 'Consumers' lacks {e.args[0]!r}") from None

@@ -42,6 +42,7 @@ FORMATS = ("csv", "json", "parquet")
 # One consumer queue per format, each subscribed with a prefix filter: the CDK app's own wiring.
 DEMO_CONSUMERS = [{"name": fmt, "accountId": "123456789012", "prefix": f"landing/{fmt}/",
                    "maxReceiveCount": 5, "visibilityTimeoutSeconds": 120} for fmt in FORMATS]
+DEMO_ROLE = "arn:aws:iam::123456789012:role/demo-reader"  # the stack grants consumers to roles
 
 
 @dataclass
@@ -211,7 +212,7 @@ def main(argv=None) -> int:
         say(f"moto at {server.endpoint_url} (pid {server.process.pid})")
         say("synthesizing the CDK app and building its wiring on moto")
         from infra.local_stand_in import deploy_to_moto, synth_template
-        outputs = StackOutputs("demo", deploy_to_moto(synth_template({"consumers": DEMO_CONSUMERS, "crossAccountPrincipals": []}),
+        outputs = StackOutputs("demo", deploy_to_moto(synth_template({"consumers": DEMO_CONSUMERS, "crossAccountPrincipals": [DEMO_ROLE]}),
                                                       server.endpoint_url, REGION))
         s3 = boto3.client("s3", region_name=REGION, endpoint_url=server.endpoint_url)
         uploads = upload_samples(s3, outputs.get("SourceBucketName"), args.files, args.rows)

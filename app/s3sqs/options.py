@@ -216,10 +216,28 @@ def _check_queue_url(url: str) -> None:
 
 
 def _check_endpoint(url: str | None) -> str | None:
+    """Plain http:// would send signed requests and object data in clear text, so it is only accepted for a
+    loopback or private-network address (a local stand-in, an on-premises store), or when
+    S3SQS_ALLOW_HTTP_ENDPOINT=1 says so. Host names are not resolved: no lookup before the query starts."""
     if url is not None:
+        import ipaddress
+        import os
+
         p = urlparse(url)
         if p.scheme not in ("http", "https") or not p.netloc:
             raise OptionError(f"option 'endpointUrl' must be an http(s) URL like http://127.0.0.1:5000, got {url!r}")
+        if p.scheme == "http" and os.environ.get("S3SQS_ALLOW_HTTP_ENDPOINT") != "1":
+            host = p.hostname or ""
+            try:
+                ip = ipaddress.ip_address(host)
+                local = ip.is_loopback or ip.is_private
+            except ValueError:
+                local = host == "localhost" or host.endswith(".localhost")
+            if not local:
+                raise OptionError(
+                    f"option 'endpointUrl' {url!r} uses plain http:// to {host!r}, which is neither loopback nor a "
+                    "private address; use https://, or set S3SQS_ALLOW_HTTP_ENDPOINT=1 in the environment to allow it"
+                )
     return url
 
 

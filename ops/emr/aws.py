@@ -127,10 +127,13 @@ def dashboard_url(emr, application_id: str, run_id: str) -> str | None:
 
 
 def wait_for_run(emr, application_id: str, run_id: str, poll_seconds: float = 10.0,
-                 timeout_seconds: float | None = None, out=None) -> dict:
-    """Print each state change until the run ends; returns the final GetJobRun jobRun."""
+                 timeout_seconds: float | None = None, out=None, show_dashboard: bool = False) -> dict:
+    """Print each state change until the run ends; returns the final GetJobRun jobRun.
+
+    With show_dashboard, also the pre-signed Spark UI link once the run has one (never by default: the link
+    opens the UI for whoever holds it)."""
     out = out or sys.stderr
-    last, shown_dashboard = None, False
+    last, shown_dashboard = None, not show_dashboard
     deadline = None if timeout_seconds is None else time.monotonic() + timeout_seconds
     while True:
         try:

@@ -15,7 +15,8 @@ from ops import aws, cli
 from ops.emr import SubmitError, runs
 from ops.emr import aws as emr_aws
 from ops.emr.request import (
-    DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR, JobSpec, artifact_locations, build_start_job_run_request, validate_request,
+    DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR, JobSpec, build_start_job_run_request, consumer_artifact_locations,
+    validate_request,
 )
 from ops.packaging.build import DEFAULT_DIST, load_manifest
 
@@ -54,6 +55,7 @@ def submit_parser() -> argparse.ArgumentParser:
     p.add_argument("--dist", type=Path, default=DEFAULT_DIST, help="artifacts directory (default dist/)")
     p.add_argument("--dry-run", action="store_true", help="print the StartJobRun request; upload and start nothing")
     p.add_argument("--wait", action="store_true", help="follow the run until it ends; exit 1 unless it succeeds")
+    add_dashboard_arg(p)
     p.add_argument("--poll-seconds", type=float, default=10.0, help=argparse.SUPPRESS)
     return p
 
@@ -68,7 +70,7 @@ def _submit(args, out) -> int:
         trigger_interval=args.trigger_interval, max_failed_attempts_per_hour=args.max_failed_attempts_per_hour,
         timeout_minutes=args.timeout_minutes, spark_conf=tuple(args.conf),
     )
-    locations = artifact_locations(manifest, outputs.get("ArtifactsBucketName"))
+    locations = consumer_artifact_locations(manifest, outputs, args.consumer)
     request = build_start_job_run_request(outputs, spec, locations, manifest, args.client_token or uuid.uuid4().hex)
     validate_request(request)
     if args.dry_run:
@@ -92,7 +94,7 @@ def _submit(args, out) -> int:
     if not args.wait:
         cli.say(f"follow it with: scripts/job-runs show {run_id}   cancel: scripts/job-runs cancel {run_id}")
         return 0
-    return _report_end(emr_aws.wait_for_run(emr, app_id, run_id, args.poll_seconds))
+    return _report_end(emr_aws.wait_for_run(emr, app_id, run_id, args.poll_seconds, show_dashboard=args.dashboard))
 
 
 def _report_end(run: dict) -> int:
@@ -111,6 +113,12 @@ def submit_main(argv: list[str] | None = None, out=None) -> int:
                    interrupted="a run that was started goes on (scripts/job-runs cancel RUN_ID stops it)")
 
 
+def add_dashboard_arg(p: argparse.ArgumentParser) -> None:
+    # The link is pre-signed: whoever holds it opens the Spark UI until it expires, so it is shown only on request.
+    p.add_argument("--dashboard", action="store_true",
+                   help="also print the run's pre-signed Spark UI link (anyone holding it can open the UI)")
+
+
 # ---------------------------------------------------------------- job-runs
 
 def runs_parser() -> argparse.ArgumentParser:
@@ -122,8 +130,9 @@ def runs_parser() -> argparse.ArgumentParser:
     ls = sub.add_parser("list", parents=[common], help="recent job runs, newest first")
     ls.add_argument("--state", action="append", default=[], help="only runs in this state (repeatable)")
     ls.add_argument("--limit", type=int, default=20, help="at most this many (default 20)")
-    show = sub.add_parser("show", parents=[common], help="one run's details, with its dashboard URL when there is one")
+    show = sub.add_parser("show", parents=[common], help="one run's details")
     show.add_argument("run_id")
+    add_dashboard_arg(show)
     cancel = sub.add_parser("cancel", parents=[common], help="cancel a run")
     cancel.add_argument("run_id")
     cancel.add_argument("--wait", action="store_true", help="wait until the run has ended")
@@ -142,7 +151,8 @@ def _runs(args, out) -> int:
         return 0
     if args.command == "show":
         run = emr.get_job_run(applicationId=app_id, jobRunId=args.run_id)["jobRun"]
-        print("\n".join(runs.run_details(run, emr_aws.dashboard_url(emr, app_id, args.run_id))), file=out)
+        dashboard = emr_aws.dashboard_url(emr, app_id, args.run_id) if args.dashboard else None
+        print("\n".join(runs.run_details(run, dashboard)), file=out)
         return 0 if run["state"] not in ("FAILED", "CANCELLED") else 1
     emr.cancel_job_run(applicationId=app_id, jobRunId=args.run_id)
     cli.say(f"cancellation requested for {args.run_id}")

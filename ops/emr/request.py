@@ -8,7 +8,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass, field
 
-from infra.contract import EMR_LOGS_PREFIX, JOB_ARTIFACTS_PREFIX, checkpoint_prefix, output_prefix
+from infra.contract import checkpoint_prefix, emr_logs_prefix, job_artifacts_prefix, log_group_name, output_prefix
 from ops.emr import SubmitError
 from ops.packaging.target import CONNECTOR_ARCHIVE_ALIAS, ENV_ARCHIVE_ALIAS
 from ops.stack_outputs import StackOutputs
@@ -56,11 +56,44 @@ class ArtifactLocations:
         return f"s3://{self.bucket}/{self.keys[name]}"
 
 
-def artifact_locations(manifest: dict, bucket: str, prefix: str = JOB_ARTIFACTS_PREFIX) -> ArtifactLocations:
-    """jobs/<sha256 prefix>/<file>: the key changes exactly when the content does, so a rebuilt archive
+def artifact_locations(manifest: dict, bucket: str, prefix: str) -> ArtifactLocations:
+    """<prefix><sha256 prefix>/<file>: the key changes exactly when the content does, so a rebuilt archive
     never overwrites one a running job still reads."""
     keys = {name: f"{prefix}{meta['sha256'][:16]}/{name}" for name, meta in sorted(manifest["artifacts"].items())}
     return ArtifactLocations(bucket, keys)
+
+
+@dataclass(frozen=True)
+class ConsumerPlaces:
+    """Where one consumer's job code and logs go: the only places its job role may read code from and write
+    logs to, so another consumer's runs can neither read its code nor write into its logs."""
+    artifacts_bucket: str
+    artifacts_prefix: str
+    log_uri: str
+    log_group_name: str
+
+
+def _split_s3_uri(uri: str, what: str) -> tuple[str, str]:
+    if not uri.startswith("s3://") or "/" not in uri[5:]:
+        raise SubmitError(f"{what} {uri!r} in the stack outputs is not an s3://bucket/prefix/ URI")
+    bucket, prefix = uri[5:].split("/", 1)
+    return bucket, prefix
+
+
+def consumer_places(outputs: StackOutputs, consumer: str) -> ConsumerPlaces:
+    """From the consumer's own outputs; outputs that predate them fall back to the contract's names."""
+    c = outputs.consumer(consumer)
+    if c.artifacts_uri:
+        bucket, prefix = _split_s3_uri(c.artifacts_uri, "artifactsUri")
+    else:
+        bucket, prefix = outputs.get("ArtifactsBucketName"), job_artifacts_prefix(consumer)
+    log_uri = c.log_uri or f"s3://{outputs.get('ArtifactsBucketName')}/{emr_logs_prefix(consumer)}"
+    return ConsumerPlaces(bucket, prefix, log_uri, c.log_group_name or log_group_name(outputs.stack_name, consumer))
+
+
+def consumer_artifact_locations(manifest: dict, outputs: StackOutputs, consumer: str) -> ArtifactLocations:
+    places = consumer_places(outputs, consumer)
+    return artifact_locations(manifest, places.artifacts_bucket, places.artifacts_prefix)
 
 
 def default_locations(outputs: StackOutputs, consumer: str) -> tuple[str, str]:
@@ -125,6 +158,7 @@ def build_start_job_run_request(
     outputs: StackOutputs, spec: JobSpec, locations: ArtifactLocations, manifest: dict, client_token: str,
 ) -> dict:
     consumer = outputs.consumer(spec.consumer)  # raises for an unknown consumer, naming the known ones
+    places = consumer_places(outputs, spec.consumer)
     checkpoint_default, output_default = default_locations(outputs, spec.consumer)
     checkpoint = (spec.checkpoint or checkpoint_default).rstrip("/")
     output = (spec.output or output_default).rstrip("/")
@@ -147,11 +181,11 @@ def build_start_job_run_request(
         },
         "configurationOverrides": {
             "monitoringConfiguration": {
-                # The artifacts bucket, next to the code that produced them; the job role may write there.
-                "s3MonitoringConfiguration": {"logUri": f"s3://{outputs.get('ArtifactsBucketName')}/{EMR_LOGS_PREFIX}"},
+                # The consumer's own log prefix and log group: the only ones its job role may write to.
+                "s3MonitoringConfiguration": {"logUri": places.log_uri},
                 "cloudWatchLoggingConfiguration": {
                     "enabled": True,
-                    "logGroupName": outputs.get("LogGroupName"),
+                    "logGroupName": places.log_group_name,
                     "logStreamNamePrefix": spec.consumer,
                 },
             }

@@ -1,4 +1,5 @@
-"""The AWS side of onboard-account: the four resource policies it edits, and how it changes one safely.
+"""The AWS side of onboard-account: the four resource policies it edits, the topic subscription it makes,
+and how it changes one safely.
 
 Each policy is read, recomputed and re-read just before it is written, then read back until the write is
 served: a concurrent edit by someone else is merged, never overwritten, and eventual consistency is waited
@@ -14,6 +15,7 @@ from typing import Callable, Protocol
 
 from botocore.exceptions import ClientError
 
+from infra.contract import POLICY_OWNER_TAG
 from ops import aws
 from ops.onboarding import ConcurrentEditError, OnboardError
 from ops.onboarding import policy as pm
@@ -38,6 +40,9 @@ class PolicyStore(Protocol):
     def read(self) -> str | None: ...
 
     def write(self, doc: dict | None) -> None: ...
+
+    def policy_owner(self) -> str | None:
+        """The stack whose template holds this policy (its POLICY_OWNER_TAG), or None."""
 
 
 def _aws_error(e: ClientError, what: str, flag: str) -> OnboardError:
@@ -75,6 +80,17 @@ class _ResourcePolicy(ABC):
                 raise OnboardError(f"{self.missing()}: check {self.flag}") from None
             raise _aws_error(e, self.label, self.flag) from None
 
+    def policy_owner(self) -> str | None:
+        try:
+            return self._tags().get(POLICY_OWNER_TAG)
+        except ClientError as e:
+            if aws.error_code(e) in ("NoSuchTagSet", "NoSuchTagSetError"):
+                return None
+            raise _aws_error(e, f"tags of {self.label}", self.flag) from None
+
+    @abstractmethod
+    def _tags(self) -> dict[str, str]: ...
+
 
 @dataclass
 class BucketPolicyStore(_ResourcePolicy):
@@ -104,6 +120,9 @@ class BucketPolicyStore(_ResourcePolicy):
         else:
             self.s3.put_bucket_policy(Bucket=self.bucket, Policy=json.dumps(doc))
 
+    def _tags(self) -> dict[str, str]:
+        return {t["Key"]: t["Value"] for t in self.s3.get_bucket_tagging(Bucket=self.bucket)["TagSet"]}
+
 
 @dataclass
 class QueuePolicyStore(_ResourcePolicy):
@@ -130,6 +149,9 @@ class QueuePolicyStore(_ResourcePolicy):
     def write(self, doc: dict | None) -> None:
         self.sqs.set_queue_attributes(QueueUrl=self.queue_url, Attributes={"Policy": json.dumps(doc) if doc else ""})
 
+    def _tags(self) -> dict[str, str]:
+        return self.sqs.list_queue_tags(QueueUrl=self.queue_url).get("Tags", {})
+
 
 @dataclass
 class TopicPolicyStore(_ResourcePolicy):
@@ -154,6 +176,9 @@ class TopicPolicyStore(_ResourcePolicy):
             TopicArn=self.topic_arn, AttributeName="Policy", AttributeValue=json.dumps(doc or pm.empty_policy())
         )
 
+    def _tags(self) -> dict[str, str]:
+        return {t["Key"]: t["Value"] for t in self.sns.list_tags_for_resource(ResourceArn=self.topic_arn)["Tags"]}
+
 
 @dataclass
 class KeyPolicyStore(_ResourcePolicy):
@@ -176,6 +201,85 @@ class KeyPolicyStore(_ResourcePolicy):
         if doc is None:
             raise OnboardError(f"refusing to leave {self.label} without statements: that would lock the key")
         self.kms.put_key_policy(KeyId=self.key_arn, PolicyName="default", Policy=json.dumps(doc))
+
+    def _tags(self) -> dict[str, str]:
+        return {t["TagKey"]: t["TagValue"] for t in self.kms.list_resource_tags(KeyId=self.key_arn).get("Tags", [])}
+
+    def aliases(self) -> list[str]:
+        return [x for a in self.kms.list_aliases(KeyId=self.key_arn).get("Aliases", [])
+                for x in (a.get("AliasName"), a.get("AliasArn")) if x]
+
+
+_PENDING = "PendingConfirmation"
+
+
+@dataclass
+class SubscriptionStore:
+    """The owner-made subscription of the consumer's queue to the topic, as a small document of its settings.
+
+    read() gives None when there is none, and {"Protocol", "Endpoint", PendingConfirmation: true} while the
+    consumer has not confirmed it (its settings cannot be read until then)."""
+
+    sns: object
+    topic_arn: str
+    queue_arn: str
+
+    @property
+    def label(self) -> str:
+        return f"subscription of {self.queue_arn} to {self.topic_arn}"
+
+    def _find(self) -> str | None:
+        try:
+            for page in self.sns.get_paginator("list_subscriptions_by_topic").paginate(TopicArn=self.topic_arn):
+                for sub in page["Subscriptions"]:
+                    if sub.get("Protocol") == "sqs" and sub.get("Endpoint") == self.queue_arn:
+                        return sub["SubscriptionArn"]
+        except ClientError as e:
+            if aws.error_code(e) in TopicPolicyStore.missing_codes:
+                raise OnboardError(f"topic {self.topic_arn} does not exist: check --topic-arn") from None
+            raise _aws_error(e, self.label, "--topic-arn") from None
+        return None
+
+    def read(self) -> str | None:
+        arn = self._find()
+        if arn is None:
+            return None
+        if arn == _PENDING:
+            return json.dumps({"Protocol": "sqs", "Endpoint": self.queue_arn, _PENDING: True})
+        attrs = self.sns.get_subscription_attributes(SubscriptionArn=arn)["Attributes"]
+        doc = {"Protocol": "sqs", "Endpoint": self.queue_arn, "RawMessageDelivery": attrs.get("RawMessageDelivery", "false")}
+        filter_policy = json.loads(attrs.get("FilterPolicy") or "{}")
+        if filter_policy:  # "{}" is how SNS shows a removed filter
+            doc["FilterPolicyScope"] = attrs.get("FilterPolicyScope", "MessageAttributes")
+            doc["FilterPolicy"] = filter_policy
+        return json.dumps(doc)
+
+    def write(self, doc: dict | None) -> None:
+        arn = self._find()
+        if arn == _PENDING:
+            raise OnboardError(
+                f"{self.label} is pending confirmation by the consumer, so it cannot be changed or removed yet; "
+                "SNS drops an unconfirmed subscription after 3 days"
+            )
+        if doc is None:
+            if arn:
+                self.sns.unsubscribe(SubscriptionArn=arn)
+            return
+        attributes = {"RawMessageDelivery": doc["RawMessageDelivery"]}
+        if "FilterPolicy" in doc:
+            attributes["FilterPolicyScope"] = doc["FilterPolicyScope"]
+            attributes["FilterPolicy"] = json.dumps(doc["FilterPolicy"])
+        if arn is None:
+            self.sns.subscribe(TopicArn=self.topic_arn, Protocol="sqs", Endpoint=self.queue_arn,
+                               Attributes=attributes, ReturnSubscriptionArn=True)
+            return
+        for name in ("RawMessageDelivery", "FilterPolicyScope", "FilterPolicy"):
+            value = attributes.get(name, "{}" if name == "FilterPolicy" else None)
+            if value is not None:
+                self.sns.set_subscription_attributes(SubscriptionArn=arn, AttributeName=name, AttributeValue=value)
+
+    def policy_owner(self) -> str | None:
+        return None  # a subscription is not part of any template here
 
 
 # ---------------------------------------------------------------- read, compute, re-read, write
@@ -211,6 +315,7 @@ class Prepared:
     target: Target
     before_text: str | None
     plan: pm.Plan
+    policy_owner: str | None = None  # the stack whose template holds this policy
 
     @property
     def label(self) -> str:
@@ -220,7 +325,8 @@ class Prepared:
 def prepare(target: Target) -> Prepared:
     """Read and compute; raises on a malformed policy or a missing resource, before anything is written."""
     before_text = target.store.read()
-    return Prepared(target, before_text, target.compute(before_text))
+    owner = target.store.policy_owner() if hasattr(target.store, "policy_owner") else None
+    return Prepared(target, before_text, target.compute(before_text), owner)
 
 
 # Policy changes propagate eventually (SQS documents up to 60 s): reading the old version back right after a
@@ -244,9 +350,11 @@ def _read_back(target: Target, before_text: str | None, sleep) -> object:
     return _STALE
 
 
-def commit(p: Prepared, log: Callable[[str], None], attempts: int = MAX_ATTEMPTS, sleep=time.sleep) -> Outcome:
+def commit(p: Prepared, log: Callable[[str], None], attempts: int = MAX_ATTEMPTS, sleep=time.sleep,
+           force: bool = False) -> Outcome:
     """Re-read just before writing and start over if someone else changed the policy since it was read,
-    then read back to confirm. Gives up after `attempts`."""
+    then read back to confirm. Gives up after `attempts`. A recomputed plan that would replace onboarding's
+    own statements as someone just edited them is refused unless `force`."""
     target, before_text, plan = p.target, p.before_text, p.plan
     label = p.label
     diff = pm.policy_diff(plan.before, plan.after, label)
@@ -261,6 +369,8 @@ def commit(p: Prepared, log: Callable[[str], None], attempts: int = MAX_ATTEMPTS
             diff = pm.policy_diff(plan.before, plan.after, label)
             if not plan.changed:
                 return Outcome(label, False, False, diff)
+            if plan.conflicts and not force:
+                raise OnboardError("; ".join(pm.refusals(plan, label, revoke=False, policy_owner=None)))
             continue
         target.store.write(plan.after)
         written_text = _read_back(target, before_text, sleep)
@@ -281,11 +391,12 @@ def commit(p: Prepared, log: Callable[[str], None], attempts: int = MAX_ATTEMPTS
     )
 
 
-def update_policy(target: Target, apply: bool, log: Callable[[str], None], attempts: int = MAX_ATTEMPTS) -> Outcome:
+def update_policy(target: Target, apply: bool, log: Callable[[str], None], attempts: int = MAX_ATTEMPTS,
+                  force: bool = False) -> Outcome:
     p = prepare(target)
     if not apply:
         return Outcome(p.label, p.plan.changed, False, pm.policy_diff(p.plan.before, p.plan.after, p.label))
-    return commit(p, log, attempts)
+    return commit(p, log, attempts, force=force)
 
 
 # ---------------------------------------------------------------- targets for one request
@@ -301,7 +412,8 @@ def build_targets(req: Request, clients: dict) -> list[Target]:
             targets.append(_revoke_target(store, match))
         else:
             desired = pm.bucket_statements(g, bucket, req.prefixes)
-            targets.append(_grant_target(store, lambda _t, d=desired: d))
+            legacy = pm.legacy_bucket_sids(g, req.prefixes)
+            targets.append(_grant_target(store, lambda _t, d=desired: d, obsolete=legacy.__contains__))
 
     if req.queue_url:
         qstore = QueuePolicyStore(clients["sqs"], req.queue_url)
@@ -312,31 +424,71 @@ def build_targets(req: Request, clients: dict) -> list[Target]:
             targets.append(_grant_target(qstore, lambda _t, s=qstore: [pm.queue_statement(g, s.queue_arn)]))
 
     if req.topic_arn:
-        tstore = TopicPolicyStore(clients["sns"], req.topic_arn)
+        sstore = SubscriptionStore(clients["sns"], req.topic_arn, req.subscriber_queue_arn)
         if req.revoke:
-            targets.append(_revoke_target(tstore, _sid_is(pm.topic_statement(g, "-")["Sid"])))
+            # (Read back, "none" arrives as an empty policy document.)
+            targets.append(Target(sstore, lambda text: pm.Plan(_doc(text), None), lambda doc: "Endpoint" not in doc))
+            # What earlier versions granted instead: sns:Subscribe on the topic policy.
+            tstore = TopicPolicyStore(clients["sns"], req.topic_arn)
+            targets.append(_revoke_target(tstore, _sid_is(pm.topic_subscribe_sid(g))))
         else:
-            targets.append(_grant_target(tstore, lambda _t: [pm.topic_statement(g, req.topic_arn)]))
+            targets.append(_subscription_target(sstore, pm.subscription(req.subscriber_queue_arn, req.prefixes)))
 
     if req.kms_key_arn:
         kstore = KeyPolicyStore(clients["kms"], req.kms_key_arn)
-        key_region = KEY_ARN_RE.match(req.kms_key_arn).group(2)
-        services = ["s3"] + (["sqs"] if req.queue_url else [])
-        stmt = pm.kms_statement(g, key_region, services)
         if req.revoke:
-            targets.append(_revoke_target(kstore, _sid_is(stmt["Sid"])))
+            targets.append(_revoke_target(kstore, pm.kms_sid_matcher(g)))
         else:
-            targets.append(_grant_target(kstore, lambda _t: [stmt]))
+            key_region = KEY_ARN_RE.match(req.kms_key_arn).group(2)
+            encrypted = buckets_under_key(clients["s3"], req.buckets, req.kms_key_arn, kstore.aliases())
+            stmts = pm.kms_statements(g, key_region, queue_arn=req.queue_arn,
+                                      bucket_arns=[pm.bucket_arn(b, req.partition) for b in encrypted])
+            if stmts:
+                targets.append(_grant_target(kstore, lambda _t: stmts))
     return targets
+
+
+def buckets_under_key(s3, buckets: list[str], key_arn: str, aliases: list[str]) -> list[str]:
+    """The buckets whose default encryption is this key: only reads from those need kms:Decrypt through S3."""
+    out = []
+    for bucket in buckets:
+        try:
+            encryption = s3.get_bucket_encryption(Bucket=bucket)["ServerSideEncryptionConfiguration"]
+        except ClientError as e:
+            if aws.error_code(e) == "ServerSideEncryptionConfigurationNotFoundError":
+                continue
+            raise _aws_error(e, f"default encryption of s3://{bucket}", "--bucket") from None
+        if pm.key_encrypts_bucket(encryption, key_arn, aliases):
+            out.append(bucket)
+    return out
+
+
+def _doc(text: str | None) -> dict | None:
+    return json.loads(text) if text else None
+
+
+def _subscription_target(store: SubscriptionStore, desired: dict) -> Target:
+    def compute(text: str | None) -> pm.Plan:
+        before = _doc(text)
+        if before and before.get(_PENDING):
+            return pm.Plan(before, before)  # nothing to see or change until the consumer confirms it
+        conflicts = ("subscription",) if before is not None and not pm.same_document(before, desired) else ()
+        return pm.Plan(before, desired, conflicts)
+
+    def verify(doc: dict) -> bool:
+        return bool(doc.get(_PENDING)) or pm.same_document(doc, desired)
+
+    return Target(store, compute, verify)
 
 
 def _sid_is(sid: str) -> Callable[[str], bool]:
     return lambda s: s == sid
 
 
-def _grant_target(store: PolicyStore, desired_for: Callable[[str | None], list[dict]]) -> Target:
+def _grant_target(store: PolicyStore, desired_for: Callable[[str | None], list[dict]],
+                  obsolete: Callable[[str], bool] | None = None) -> Target:
     def compute(text: str | None) -> pm.Plan:
-        return pm.plan_grant(text, desired_for(text), store.label)
+        return pm.plan_grant(text, desired_for(text), store.label, obsolete)
 
     def verify(doc: dict) -> bool:
         return pm.has_statements(doc, desired_for(None))

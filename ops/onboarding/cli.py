@@ -6,6 +6,7 @@ import argparse
 import json
 
 from ops import aws, cli
+from ops.onboarding import OnboardError
 from ops.onboarding import aws as onboarding_aws
 from ops.onboarding import policy as pm
 from ops.onboarding.request import FROM_OUTPUTS, Request, build_request, consumer_artifacts
@@ -19,15 +20,22 @@ def parser() -> argparse.ArgumentParser:
         description="Grant a consumer in another AWS account read access to the source data (dry run unless --apply).",
     )
     who = p.add_mutually_exclusive_group(required=True)
-    who.add_argument("--consumer-account", metavar="ID", help="12-digit account id of the consumer (its root principal)")
+    who.add_argument("--consumer-account", metavar="ID",
+                     help="12-digit account id of the consumer (its root principal, narrowed by the next two flags)")
     who.add_argument("--consumer-role-arn", metavar="ARN", help="the consumer's job role, instead of the whole account")
+    p.add_argument("--principal-arn-like", action="append", metavar="PATTERN",
+                   help="with --consumer-account: only callers whose ARN matches (aws:PrincipalArn, repeatable)")
+    p.add_argument("--principal-org-id", metavar="ID",
+                   help="with --consumer-account: only callers in this AWS Organization (aws:PrincipalOrgID)")
     p.add_argument("--bucket", action="append", metavar="NAME", help="source bucket (repeatable)")
     p.add_argument("--prefix", action="append", metavar="PREFIX",
                    help="key prefix the consumer may read (repeatable; '' means the whole bucket)")
     via = p.add_mutually_exclusive_group()
     via.add_argument("--queue-url", metavar="URL", help="owner's queue the consumer reads")
     via.add_argument("--topic-arn", metavar="ARN", nargs="?", const=FROM_OUTPUTS,
-                     help="owner's topic the consumer's own queue subscribes to (no value: the stack's TopicArn)")
+                     help="owner's topic to subscribe the consumer's own queue to (no value: the stack's TopicArn)")
+    p.add_argument("--subscriber-queue-arn", metavar="ARN",
+                   help="with --topic-arn: the consumer's own queue; the owner subscribes it, filtered to --prefix")
     p.add_argument("--kms-key-arn", metavar="ARN", help="customer-managed key encrypting the data")
     cli.add_stack_args(p, outputs_default=None, outputs_help="`cdk deploy --outputs-file` JSON, for defaults")
     cli.add_consumer_arg(
@@ -37,6 +45,9 @@ def parser() -> argparse.ArgumentParser:
     mode.add_argument("--dry-run", action="store_true", help="print the diffs and change nothing (the default)")
     p.add_argument("--revoke", action="store_true",
                    help="remove what onboarding added for this consumer (without --prefix: every prefix)")
+    p.add_argument("--force", action="store_true",
+                   help="write where onboarding refuses: its own statements changed by hand (they are replaced), "
+                        "or a policy a CloudFormation stack's template holds")
     cli.add_aws_args(p)
     return p
 
@@ -50,11 +61,19 @@ def _onboard(req: Request, clients: dict, out=print, err=cli.say) -> int:
     out(f"# {action} {who} ({'apply' if req.apply else 'dry run'})")
     # Every policy is read and checked before any is written, so a bad one stops the run with nothing changed.
     prepared = [onboarding_aws.prepare(t) for t in onboarding_aws.build_targets(req, clients)]
+    refusals = [r for p in prepared for r in pm.refusals(p.plan, p.label, revoke=req.revoke, policy_owner=p.policy_owner)]
+    if refusals and req.apply and not req.force:
+        for p in prepared:
+            if p.plan.changed:
+                out(pm.policy_diff(p.plan.before, p.plan.after, p.label).rstrip("\n"))
+        raise OnboardError("refusing to write, nothing changed:\n  " + "\n  ".join(refusals))
+    for r in refusals:
+        err(f"{'note (--force)' if req.force else 'warning'}: {r}")
     outcomes: list[onboarding_aws.Outcome] = []
     for p in prepared:
         if req.apply:
             try:
-                o = onboarding_aws.commit(p, err)
+                o = onboarding_aws.commit(p, err, force=req.force)
             except Exception:
                 written = [x.label for x in outcomes if x.written]
                 err(f"stopped at {p.label}; already written: {', '.join(written) or 'nothing'}. "
@@ -78,8 +97,10 @@ def _onboard(req: Request, clients: dict, out=print, err=cli.say) -> int:
         out(f"\n# IAM policy for the consumer to attach to its job role in account {req.grantee.account}:")
         out(json.dumps(art["role_policy"], indent=2))
         if "subscriber_queue_policy" in art:
-            out("\n# queue policy for the consumer's own queue, so the topic can deliver to it "
-                "(replace YOUR_QUEUE_NAME), then subscribe it with RawMessageDelivery=true:")
+            out(f"\n# queue policy for the consumer's own queue {req.subscriber_queue_arn}, so the topic can deliver "
+                "to it. SNS then sends that queue a SubscriptionConfirmation message: the consumer confirms with "
+                f"`aws sns confirm-subscription --topic-arn {req.topic_arn} --token TOKEN "
+                "--authenticate-on-unsubscribe true` (TOKEN from the message), before starting its job:")
             out(json.dumps(art["subscriber_queue_policy"], indent=2))
         out("\n# cdk.json context: add this consumer to \"consumers\" (and the role, if any, to "
             "\"crossAccountPrincipals\") so the next `cdk deploy` keeps the grant:")

@@ -1,4 +1,5 @@
-"""Pure policy logic for cross-account onboarding: build statements, merge them by Sid, revoke, diff.
+"""Pure policy logic for cross-account onboarding: build statements, merge them by Sid, revoke, diff,
+and decide when a write must be refused.
 
 No AWS calls here. Every statement onboarding writes carries a Sid in a namespace derived from the
 grantee, `S3SqsOnboard<account>Acct...` or `S3SqsOnboard<account>Role<hash>...`, so revoking removes
@@ -24,6 +25,8 @@ KMS_ACTIONS = ("kms:Decrypt", "kms:DescribeKey")
 
 ACCOUNT_RE = re.compile(r"^[0-9]{12}\Z")
 ROLE_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):iam::([0-9]{12}):role/([A-Za-z0-9_+=,.@/-]{1,512})\Z")
+PRINCIPAL_PATTERN_RE = re.compile(r"^arn:(aws[a-z-]*):iam::([0-9]{12}):(?:role|user)/[A-Za-z0-9_+=,.@/*?-]{1,512}\Z")
+ORG_ID_RE = re.compile(r"^o-[a-z0-9]{10,32}\Z")
 
 
 class PolicyError(OnboardError, ValueError):
@@ -44,17 +47,39 @@ def partition_for_region(region: str) -> str:
 
 @dataclass(frozen=True)
 class Grantee:
-    """Who gets access: a whole account (its root principal) or one role in it."""
+    """Who gets access: one role, or a whole account (its root principal) narrowed by conditions on the
+    calling principal, which every statement of the grant then carries."""
 
     account: str
     role_arn: str | None = None
     partition: str = "aws"
+    principal_arn_like: tuple[str, ...] = ()
+    principal_org_id: str | None = None
 
     @classmethod
-    def for_account(cls, account: str, partition: str = "aws") -> "Grantee":
+    def for_account(cls, account: str, partition: str = "aws", principal_arn_like: Iterable[str] = (),
+                    principal_org_id: str | None = None, require_conditions: bool = True) -> "Grantee":
         if not isinstance(account, str) or not ACCOUNT_RE.match(account):
             raise PolicyError(f"--consumer-account {account!r} is not an AWS account id: use exactly 12 digits")
-        return cls(account=account, partition=partition)
+        patterns = tuple(dict.fromkeys(principal_arn_like))
+        for pattern in patterns:
+            m = PRINCIPAL_PATTERN_RE.match(pattern)
+            if not m or m.group(2) != account:
+                raise PolicyError(
+                    f"--principal-arn-like {pattern!r} is not an IAM role or user ARN pattern in account {account}: "
+                    f"expected e.g. arn:aws:iam::{account}:role/analytics-*"
+                )
+        if principal_org_id is not None and not ORG_ID_RE.match(principal_org_id):
+            raise PolicyError(f"--principal-org-id {principal_org_id!r} is not an AWS Organizations id like o-a1b2c3d4e5")
+        if not patterns and principal_org_id is None and require_conditions:
+            # The same rule as cdk.json: an account is granted only under conditions on the caller.
+            raise PolicyError(
+                f"--consumer-account {account} would grant every principal of the account that its admins allow; "
+                f"narrow it with --principal-arn-like 'arn:aws:iam::{account}:role/<name-pattern>' (repeatable) "
+                "and/or --principal-org-id o-..., or grant one role with --consumer-role-arn"
+            )
+        return cls(account=account, partition=partition, principal_arn_like=patterns,
+                   principal_org_id=principal_org_id)
 
     @classmethod
     def for_role(cls, role_arn: str) -> "Grantee":
@@ -70,6 +95,26 @@ class Grantee:
     def principal(self) -> str:
         return self.role_arn or f"arn:{self.partition}:iam::{self.account}:root"
 
+    def conditions(self) -> dict:
+        """The IAM conditions an account grant carries (none for a role)."""
+        out: dict = {}
+        if self.principal_arn_like:
+            out["ArnLike"] = {"aws:PrincipalArn": list(self.principal_arn_like)}
+        if self.principal_org_id:
+            out["StringEquals"] = {"aws:PrincipalOrgID": self.principal_org_id}
+        return out
+
+    def statement(self, sid: str, action, resource, conditions: dict | None = None) -> dict:
+        """An Allow statement for this grantee, with the grantee's conditions merged into `conditions`."""
+        merged: dict = {op: dict(keys) for op, keys in (conditions or {}).items()}
+        for op, keys in self.conditions().items():
+            merged.setdefault(op, {}).update(keys)
+        stmt = {"Sid": sid, "Effect": "Allow", "Principal": {"AWS": self.principal}, "Action": action,
+                "Resource": resource}
+        if merged:
+            stmt["Condition"] = merged
+        return stmt
+
     @property
     def sid_namespace(self) -> str:
         # "Acct"/"Role" keeps one grantee's namespace from being a prefix of another's.
@@ -84,88 +129,98 @@ def bucket_arn(bucket: str, partition: str = "aws") -> str:
 
 
 def bucket_statements(grantee: Grantee, bucket: str, prefixes: Iterable[str]) -> list[dict]:
-    """One GetObject and one prefix-limited ListBucket statement per prefix.
+    """One GetObject statement per prefix.
 
     A statement per prefix (Sid carries a hash of it) makes onboarding another prefix additive and lets
-    revoke name exactly the prefixes it removes.
+    revoke name exactly the prefixes it removes. No s3:ListBucket: the connector reads only the keys its
+    queue announces.
     """
     ns, p = grantee.sid_namespace, grantee.partition
-    out: list[dict] = []
-    for prefix in prefixes:
-        h = _short_hash(prefix)
-        out.append({
-            "Sid": f"{ns}S3Get{h}",
-            "Effect": "Allow",
-            "Principal": {"AWS": grantee.principal},
-            "Action": "s3:GetObject",
-            "Resource": f"{bucket_arn(bucket, p)}/{prefix}*",
-        })
-        out.append({
-            "Sid": f"{ns}S3List{h}",
-            "Effect": "Allow",
-            "Principal": {"AWS": grantee.principal},
-            "Action": "s3:ListBucket",
-            "Resource": bucket_arn(bucket, p),
-            "Condition": {"StringLike": {"s3:prefix": f"{prefix}*"}},
-        })
-    return out
+    return [grantee.statement(f"{ns}S3Get{_short_hash(prefix)}", "s3:GetObject", f"{bucket_arn(bucket, p)}/{prefix}*")
+            for prefix in prefixes]
+
+
+def legacy_bucket_sids(grantee: Grantee, prefixes: Iterable[str]) -> set[str]:
+    """Sids earlier versions wrote for these prefixes and no longer grant (s3:ListBucket)."""
+    return {f"{grantee.sid_namespace}S3List{_short_hash(prefix)}" for prefix in prefixes}
 
 
 def bucket_sid_matcher(grantee: Grantee, prefixes: Iterable[str] | None) -> Callable[[str], bool]:
-    """Which Sids a bucket-policy revoke removes: the named prefixes, or every prefix when none is named."""
+    """Which Sids a bucket-policy revoke removes: the named prefixes, or every prefix when none is named
+    (the ListBucket statements of earlier versions included)."""
     ns = grantee.sid_namespace
     if prefixes is None:
         pattern = re.compile(rf"^{re.escape(ns)}S3(Get|List)[0-9a-f]{{8}}$")
         return lambda sid: bool(pattern.match(sid))
-    wanted = {s["Sid"] for s in bucket_statements(grantee, "-", prefixes)}
+    prefixes = list(prefixes)
+    wanted = {s["Sid"] for s in bucket_statements(grantee, "-", prefixes)} | legacy_bucket_sids(grantee, prefixes)
     return lambda sid: sid in wanted
 
 
 def queue_statement(grantee: Grantee, queue_arn: str) -> dict:
-    return {
-        "Sid": f"{grantee.sid_namespace}SqsConsume",
-        "Effect": "Allow",
-        "Principal": {"AWS": grantee.principal},
-        "Action": list(QUEUE_CONSUME_ACTIONS),
-        "Resource": queue_arn,
-    }
+    return grantee.statement(f"{grantee.sid_namespace}SqsConsume", list(QUEUE_CONSUME_ACTIONS), queue_arn)
 
 
-def topic_statement(grantee: Grantee, topic_arn: str) -> dict:
-    # Only SQS endpoints in the consumer's own account may be subscribed.
-    return {
-        "Sid": f"{grantee.sid_namespace}SnsSubscribe",
-        "Effect": "Allow",
-        "Principal": {"AWS": grantee.principal},
-        "Action": "sns:Subscribe",
-        "Resource": topic_arn,
-        "Condition": {
-            "StringEquals": {"sns:Protocol": "sqs"},
-            "StringLike": {"sns:Endpoint": f"arn:{grantee.partition}:sqs:*:{grantee.account}:*"},
-        },
-    }
+def topic_subscribe_sid(grantee: Grantee) -> str:
+    """The sns:Subscribe statement earlier versions put on the topic policy; revoke still removes it."""
+    return f"{grantee.sid_namespace}SnsSubscribe"
 
 
-def kms_statement(grantee: Grantee, region: str, via_services: Iterable[str]) -> dict:
-    # In a key policy, Resource "*" means "this key". ViaService keeps the grant to reads through S3/SQS.
-    services = sorted({f"{svc}.{region}.amazonaws.com" for svc in via_services})
-    stmt = {
-        "Sid": f"{grantee.sid_namespace}KmsDecrypt",
-        "Effect": "Allow",
-        "Principal": {"AWS": grantee.principal},
-        "Action": list(KMS_ACTIONS),
-        "Resource": "*",
-    }
-    if services:
-        stmt["Condition"] = {"StringEquals": {"kms:ViaService": services if len(services) > 1 else services[0]}}
-    return stmt
+def subscription(queue_arn: str, prefixes: Iterable[str]) -> dict:
+    """The owner-made subscription of the consumer's queue to the topic, with a body filter on its prefixes.
+
+    The owner makes it, rather than granting sns:Subscribe: SNS has no condition key for a filter policy,
+    so a consumer allowed to subscribe would get every event of the bucket, not just its prefixes.
+    """
+    prefixes = list(dict.fromkeys(prefixes))
+    doc = {"Protocol": "sqs", "Endpoint": queue_arn, "RawMessageDelivery": "true"}
+    if "" not in prefixes:
+        doc["FilterPolicyScope"] = "MessageBody"
+        doc["FilterPolicy"] = {"Records": {"s3": {"object": {"key": [{"prefix": p} for p in prefixes]}}}}
+    return doc
+
+
+def kms_statements(grantee: Grantee, region: str, *, queue_arn: str | None, bucket_arns: Iterable[str]) -> list[dict]:
+    """Decrypt through SQS for the one queue, and through S3 only for buckets the key encrypts.
+
+    In a key policy, Resource "*" means "this key". ViaService keeps each grant to one service, and the
+    encryption context to the named queue or buckets.
+    """
+    ns, out = grantee.sid_namespace, []
+    if queue_arn:
+        out.append(grantee.statement(f"{ns}KmsSqs", list(KMS_ACTIONS), "*", {"StringEquals": {
+            "kms:ViaService": f"sqs.{region}.amazonaws.com", "kms:EncryptionContext:aws:sqs:arn": queue_arn}}))
+    buckets = sorted(bucket_arns)
+    if buckets:
+        # With S3 Bucket Keys the context is the bucket's ARN, otherwise the object's.
+        context = sorted({*buckets, *(f"{b}/*" for b in buckets)})
+        out.append(grantee.statement(f"{ns}KmsS3", list(KMS_ACTIONS), "*", {
+            "StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"},
+            "ArnLike": {"kms:EncryptionContext:aws:s3:arn": context}}))
+    return out
+
+
+def kms_sid_matcher(grantee: Grantee) -> Callable[[str], bool]:
+    """Every key-policy statement onboarding wrote for this grantee, the single one of earlier versions too."""
+    ns = grantee.sid_namespace
+    return lambda sid: sid in {f"{ns}KmsSqs", f"{ns}KmsS3", f"{ns}KmsDecrypt"}
+
+
+def key_encrypts_bucket(encryption: dict | None, key_arn: str, key_aliases: Iterable[str] = ()) -> bool:
+    """Whether a bucket's default encryption (GetBucketEncryption's configuration) names this key."""
+    key_id = key_arn.rsplit("/", 1)[-1]
+    names = {key_arn, key_id, *key_aliases}
+    for rule in (encryption or {}).get("Rules", []):
+        default = rule.get("ApplyServerSideEncryptionByDefault", {})
+        if default.get("SSEAlgorithm", "").startswith("aws:kms") and default.get("KMSMasterKeyID") in names:
+            return True
+    return False
 
 
 # ---------------------------------------------------------------- what the consumer attaches on its side
 
 def consumer_role_policy(
-    *, partition: str, buckets: list[str], prefixes: list[str], queue_arn: str | None,
-    topic_arn: str | None, kms_key_arn: str | None,
+    *, partition: str, buckets: list[str], prefixes: list[str], queue_arn: str | None, kms_key_arn: str | None,
 ) -> dict:
     """The identity policy for the consumer's own role: cross-account access needs both sides to allow."""
     statements: list[dict] = []
@@ -176,20 +231,9 @@ def consumer_role_policy(
             "Action": "s3:GetObject",
             "Resource": [f"{bucket_arn(b, partition)}/{p}*" for b in buckets for p in prefixes],
         })
-        statements.append({
-            "Sid": "ListSourcePrefixes",
-            "Effect": "Allow",
-            "Action": "s3:ListBucket",
-            "Resource": [bucket_arn(b, partition) for b in buckets],
-            "Condition": {"StringLike": {"s3:prefix": [f"{p}*" for p in prefixes]}},
-        })
     if queue_arn:
         statements.append({
             "Sid": "ConsumeSourceQueue", "Effect": "Allow", "Action": list(QUEUE_CONSUME_ACTIONS), "Resource": queue_arn,
-        })
-    if topic_arn:
-        statements.append({
-            "Sid": "SubscribeToSourceTopic", "Effect": "Allow", "Action": "sns:Subscribe", "Resource": topic_arn,
         })
     if kms_key_arn:
         statements.append({
@@ -341,20 +385,33 @@ def same_document(a: dict | None, b: dict | None) -> bool:
 
 @dataclass(frozen=True)
 class Plan:
-    """What one policy document should become. after None means: delete the policy (nothing left in it)."""
+    """What one policy document should become. after None means: delete the policy (nothing left in it).
+
+    conflicts: Sids of onboarding's own statements that exist with other content than this run would write
+    (edited by hand, or granted with other flags); replacing them needs --force."""
 
     before: dict | None
     after: dict | None
+    conflicts: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
         return not same_document(self.before, self.after)
 
 
-def plan_grant(before_text: str | None, desired: list[dict], where: str) -> Plan:
+def conflicting_sids(doc: dict, desired: list[dict]) -> tuple[str, ...]:
+    present = {s.get("Sid"): s for s in statements_of(doc) if isinstance(s.get("Sid"), str)}
+    return tuple(s["Sid"] for s in desired if s["Sid"] in present and not equivalent(present[s["Sid"]], s))
+
+
+def plan_grant(before_text: str | None, desired: list[dict], where: str,
+               obsolete: Callable[[str], bool] | None = None) -> Plan:
+    """Merge `desired` in; statements of ours that `obsolete` names (what earlier versions granted) go."""
     before = parse_policy(before_text, where)
     after = merge_statements(before, desired, where)
-    return Plan(None if not before_text else before, after)
+    if obsolete is not None:
+        after = remove_statements(after, obsolete)
+    return Plan(None if not before_text else before, after, conflicting_sids(before, desired))
 
 
 def plan_revoke(before_text: str | None, match: Callable[[str], bool], where: str) -> Plan:
@@ -367,3 +424,26 @@ def plan_revoke(before_text: str | None, match: Callable[[str], bool], where: st
     if not statements_of(after):
         return Plan(before, None)
     return Plan(before, after)
+
+
+# ---------------------------------------------------------------- when to refuse
+
+def refusals(plan: Plan, label: str, *, revoke: bool, policy_owner: str | None) -> list[str]:
+    """Why writing this plan needs --force (empty: it does not). A revoke only ever removes onboarding's own
+    statements, so it is never refused."""
+    if revoke or not plan.changed:
+        return []
+    out = []
+    if plan.conflicts:
+        out.append(
+            f"{label}: onboarding's own statement(s) {', '.join(plan.conflicts)} differ from what this run would "
+            "write (edited by hand, or granted with other flags); the diff shows both. Re-run with --force to "
+            "replace them, or --revoke first"
+        )
+    if policy_owner:
+        out.append(
+            f"{label} is part of CloudFormation stack {policy_owner}'s template: the next deploy that updates it "
+            "puts the template's version back and drops this grant. Add the printed cdk.json entry and deploy "
+            "instead, or re-run with --force to grant now until then"
+        )
+    return out

@@ -18,6 +18,7 @@ from ops.stack_outputs import OutputsError, StackOutputs
 BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]\Z")
 TOPIC_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):sns:([a-z0-9-]+):([0-9]{12}):([A-Za-z0-9_.-]{1,256})\Z")
 KEY_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):kms:([a-z0-9-]+):([0-9]{12}):key/([A-Za-z0-9-]+)\Z")
+QUEUE_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):sqs:([a-z0-9-]+):([0-9]{12}):([A-Za-z0-9_-]{1,80})\Z")
 # What a bare --topic-arn stands for: the stack's TopicArn output.
 FROM_OUTPUTS = "<from-outputs>"
 
@@ -36,10 +37,20 @@ class Request:
     apply: bool
     revoke: bool
     notes: list[str] = field(default_factory=list)
+    subscriber_queue_arn: str | None = None  # topic mode: the consumer's own queue, which the owner subscribes
+    force: bool = False  # write even where onboarding would refuse (policy.refusals)
 
     @property
     def partition(self) -> str:
         return self.grantee.partition
+
+    @property
+    def queue_arn(self) -> str | None:
+        """The owner's queue (queue mode), from its URL."""
+        if not self.queue_url:
+            return None
+        account, name = [p for p in urlparse(self.queue_url).path.split("/") if p]
+        return f"arn:{self.partition}:sqs:{_queue_region(self.queue_url, self.region)}:{account}:{name}"
 
 
 def _validate_queue_url(url: str) -> None:
@@ -65,9 +76,14 @@ def build_request(args: argparse.Namespace, default_region: str | None,
     region = args.region or default_region
     partition = pm.partition_for_region(region or "")
     if args.consumer_role_arn:
+        if args.principal_arn_like or args.principal_org_id:
+            raise OnboardError("--principal-arn-like and --principal-org-id narrow --consumer-account; "
+                               "a --consumer-role-arn grant is already one role")
         grantee = pm.Grantee.for_role(args.consumer_role_arn)
     else:
-        grantee = pm.Grantee.for_account(args.consumer_account, partition)
+        # A revoke finds statements by Sid, whatever conditions they were granted with.
+        grantee = pm.Grantee.for_account(args.consumer_account, partition, args.principal_arn_like or (),
+                                         args.principal_org_id, require_conditions=not args.revoke)
     if not region:
         raise OnboardError("no AWS region: pass --region or set AWS_REGION")
 
@@ -131,6 +147,28 @@ def build_request(args: argparse.Namespace, default_region: str | None,
             f"--kms-key-arn {kms_key_arn!r} is not a KMS key ARN: arn:aws:kms:<region>:<account>:key/<key-id> "
             "(aliases are not accepted: the key policy belongs to the key)"
         )
+    subscriber = args.subscriber_queue_arn
+    if subscriber and not topic_arn:
+        raise OnboardError("--subscriber-queue-arn is for topic mode: pass it with --topic-arn")
+    if topic_arn and not subscriber:
+        raise OnboardError(
+            "--topic-arn needs --subscriber-queue-arn ARN: the consumer's own queue, which the owner subscribes "
+            "with a filter on the consumer's prefixes (the consumer gets no sns:Subscribe, which would let it "
+            "receive every event of the bucket)"
+        )
+    if subscriber:
+        m = QUEUE_ARN_RE.match(subscriber)
+        if not m:
+            raise OnboardError(f"--subscriber-queue-arn {subscriber!r} is not an SQS queue ARN: "
+                               "arn:aws:sqs:<region>:<account>:<name>")
+        if m.group(3) != grantee.account:
+            raise OnboardError(f"--subscriber-queue-arn {subscriber!r} is in account {m.group(3)}, not the "
+                               f"consumer's account {grantee.account}")
+    if args.revoke and not kms_key_arn:
+        notes.append(
+            "warning: no --kms-key-arn, so no key policy is read: a grant made earlier with a key keeps its "
+            "kms:Decrypt statements. Pass --kms-key-arn ARN (or --outputs-file of a stack with a key) to remove them"
+        )
     owner = (urlparse(queue_url).path.split("/")[1] if queue_url else TOPIC_ARN_RE.match(topic_arn).group(3))
     if owner == grantee.account:
         notes.append(
@@ -147,7 +185,7 @@ def build_request(args: argparse.Namespace, default_region: str | None,
     return Request(
         grantee=grantee, consumer_name=name, buckets=buckets, prefixes=prefixes, queue_url=queue_url,
         topic_arn=topic_arn, kms_key_arn=kms_key_arn, region=region, endpoint_url=args.endpoint_url,
-        apply=args.apply, revoke=args.revoke, notes=notes,
+        apply=args.apply, revoke=args.revoke, notes=notes, subscriber_queue_arn=subscriber, force=args.force,
     )
 
 
@@ -155,21 +193,14 @@ def build_request(args: argparse.Namespace, default_region: str | None,
 
 def consumer_artifacts(req: Request) -> dict:
     """The consumer's side of the grant: its role policy, its cdk.json entry and, in topic mode, its queue policy."""
-    queue_arn = None
-    if req.queue_url:
-        u = urlparse(req.queue_url)
-        account, name = [p for p in u.path.split("/") if p]
-        queue_arn = f"arn:{req.partition}:sqs:{_queue_region(req.queue_url, req.region)}:{account}:{name}"
     prefixes = req.prefixes if req.prefixes is not None else [""]
     role_policy = pm.consumer_role_policy(
-        partition=req.partition, buckets=req.buckets, prefixes=prefixes, queue_arn=queue_arn,
-        topic_arn=req.topic_arn, kms_key_arn=req.kms_key_arn,
+        partition=req.partition, buckets=req.buckets, prefixes=prefixes, queue_arn=req.queue_arn,
+        kms_key_arn=req.kms_key_arn,
     )
     out = {"role_policy": role_policy, "cdk_context": cdk_context_entry(req.consumer_name, req.grantee, prefixes)}
-    if req.topic_arn:
-        out["subscriber_queue_policy"] = pm.subscriber_queue_policy(
-            req.topic_arn, f"arn:{req.partition}:sqs:{req.region}:{req.grantee.account}:YOUR_QUEUE_NAME"
-        )
+    if req.topic_arn and req.subscriber_queue_arn:
+        out["subscriber_queue_policy"] = pm.subscriber_queue_policy(req.topic_arn, req.subscriber_queue_arn)
     return out
 
 
@@ -184,9 +215,18 @@ def common_prefix(prefixes: list[str]) -> str:
 def cdk_context_entry(name: str, grantee: pm.Grantee, prefixes: list[str]) -> dict:
     """Fragments for cdk.json's context, in the shape infra/config.py reads: append the consumer to
     `consumers` and the role to `crossAccountPrincipals`."""
-    frag: dict = {"consumers": [{"name": name, "accountId": grantee.account, "prefix": common_prefix(prefixes)}]}
+    consumer: dict = {"name": name, "accountId": grantee.account, "prefix": common_prefix(prefixes)}
+    frag: dict = {"consumers": [consumer]}
     if grantee.role_arn:
         frag["crossAccountPrincipals"] = [grantee.role_arn]
+    else:
+        # The account grant with the same conditions, in cdk.json's words.
+        access: dict = {}
+        if grantee.principal_arn_like:
+            access["principalArnLike"] = list(grantee.principal_arn_like)
+        if grantee.principal_org_id:
+            access["principalOrgId"] = grantee.principal_org_id
+        consumer["accountAccess"] = access
     return frag
 
 

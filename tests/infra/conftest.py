@@ -8,13 +8,15 @@ import pytest
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("CDK_DISABLE_VERSION_CHECK", "1")
 
-# An imported source bucket, a customer-managed key, event filters and a hyphenated consumer name:
-# the branches the default cdk.json example does not take.
+# An imported source bucket, a customer-managed key, event filters, a hyphenated consumer name and an
+# account granted with conditions: the branches the default cdk.json example does not take.
+ACCOUNT_ACCESS = {"principalArnLike": ["arn:aws:iam::123456789012:role/ingest-*"], "principalOrgId": "o-a1b2c3d4e5"}
 VARIANT_CONTEXT = {
     "sourceBucket": {"mode": "import", "bucketName": "acme-landing-zone"},
     "eventFilter": {"prefix": "incoming/", "suffix": ".json"},
     "consumers": [
-        {"name": "ingest", "accountId": "123456789012", "maxReceiveCount": 2, "visibilityTimeoutSeconds": 60},
+        {"name": "ingest", "accountId": "123456789012", "maxReceiveCount": 2, "visibilityTimeoutSeconds": 60,
+         "accountAccess": ACCOUNT_ACCESS},
         {"name": "raw-events", "accountId": "210987654321", "prefix": "incoming/raw/", "maxReceiveCount": 4},
     ],
     "crossAccountPrincipals": ["arn:aws:iam::210987654321:role/raw-reader"],
@@ -23,6 +25,25 @@ VARIANT_CONTEXT = {
             "idleTimeoutMinutes": 5},
     "alarms": {"dlqMessagesThreshold": 3, "oldestMessageAgeSeconds": 600},
 }
+
+
+# The cdk.json example with a customer-managed key: the third of the contexts the static checks cover.
+NEW_BUCKET_CUSTOMER_KEY_CONTEXT = {"kms": {"mode": "customer"}}
+
+# Every context the static checks (cdk-nag, cfn-lint, checkov) run on: overrides of cdk.json's context.
+CHECKED_CONTEXTS = {
+    "default": {},
+    "imported-bucket-customer-key": VARIANT_CONTEXT,
+    "new-bucket-customer-key": NEW_BUCKET_CUSTOMER_KEY_CONTEXT,
+}
+
+
+@pytest.fixture(scope="session")
+def checked_templates() -> dict[str, dict]:
+    """Each checked context's synthesized template, by context name."""
+    from infra.local_stand_in import synth_template
+
+    return {name: synth_template(ctx or None) for name, ctx in CHECKED_CONTEXTS.items()}
 
 
 @pytest.fixture(scope="session")

@@ -46,7 +46,8 @@ def test_cdk_json_keeps_the_cli_offline():
 
 def test_defaults_fill_optional_sections():
     cfg = parse_config({"sourceBucket": {"mode": "new"},
-                        "consumers": [{"name": "a", "accountId": "123456789012"}]})
+                        "consumers": [{"name": "a", "accountId": "123456789012"}],
+                        "crossAccountPrincipals": ["arn:aws:iam::123456789012:role/reader"]})
     c = cfg.consumers[0]
     assert (c.prefix, c.max_receive_count, c.visibility_timeout_seconds) == ("", 5, 300)
     assert cfg.kms.mode == "managed"
@@ -54,7 +55,8 @@ def test_defaults_fill_optional_sections():
     assert cfg.emr.architecture == "X86_64"
     assert cfg.alarms.dlq_messages_threshold == 1
     assert cfg.event_filter.prefix == cfg.event_filter.suffix == ""
-    assert cfg.principals_for(c) == ("arn:aws:iam::123456789012:root",)
+    assert cfg.principals_for(c) == ("arn:aws:iam::123456789012:role/reader",)
+    assert cfg.grant_for(c).conditions == {}
 
 
 def test_variant_parses_with_principals_per_account():
@@ -64,19 +66,57 @@ def test_variant_parses_with_principals_per_account():
     assert raw.construct_id == "RawEvents"
     assert cfg.principals_for(raw) == ("arn:aws:iam::210987654321:role/raw-reader",)
     assert cfg.principals_for(ingest) == ("arn:aws:iam::123456789012:root",)
+    # The account is granted only because accountAccess says so, and only under its conditions.
+    assert cfg.grant_for(ingest).conditions == {
+        "ArnLike": {"aws:PrincipalArn": ["arn:aws:iam::123456789012:role/ingest-*"]},
+        "StringEquals": {"aws:PrincipalOrgID": "o-a1b2c3d4e5"},
+    }
+    assert cfg.grant_for(raw).conditions == {}
     assert cfg.read_prefix(ingest) == "incoming/"
     assert cfg.read_prefix(raw) == "incoming/raw/"
+    # Reads stop at what S3 notifies for: the prefix and the suffix.
+    assert cfg.read_pattern(ingest) == "incoming/*.json"
+    assert cfg.read_pattern(raw) == "incoming/raw/*.json"
+
+
+def test_an_org_condition_alone_is_enough_for_an_account_grant():
+    ctx = copy.deepcopy(VARIANT_CONTEXT)
+    ctx["consumers"][0]["accountAccess"] = {"principalOrgId": "o-a1b2c3d4e5"}
+    ingest = parse_config(ctx).consumers[0]
+    assert parse_config(ctx).grant_for(ingest).conditions == {"StringEquals": {"aws:PrincipalOrgID": "o-a1b2c3d4e5"}}
+
+
+@pytest.mark.parametrize("principal", ["123456789012", "arn:aws:iam::123456789012:root"])
+def test_an_account_wide_principal_is_refused_with_the_fix(principal):
+    ctx = copy.deepcopy(VARIANT_CONTEXT)
+    del ctx["consumers"][0]["accountAccess"]
+    ctx["crossAccountPrincipals"] = [principal, *ctx["crossAccountPrincipals"]]
+    with pytest.raises(ConfigError) as err:
+        parse_config(ctx)
+    message = str(err.value)
+    assert message.startswith("crossAccountPrincipals[0]: ") and "grants the whole account 123456789012" in message
+    assert "arn:aws:iam::123456789012:role/<name>" in message and '"accountAccess"' in message
+
+
+def test_a_consumer_with_no_principal_must_say_it_grants_its_account():
+    ctx = copy.deepcopy(VARIANT_CONTEXT)
+    del ctx["consumers"][0]["accountAccess"]
+    with pytest.raises(ConfigError) as err:
+        parse_config(ctx)
+    message = str(err.value)
+    assert message.startswith("consumers[0]: no principal for account 123456789012")
+    assert "crossAccountPrincipals" in message and "consumers[0].accountAccess" in message
 
 
 def test_json_strings_from_the_command_line_are_accepted():
     cfg = parse_config({
         "sourceBucket": '{"mode": "import", "bucketName": "my-bucket"}',
         "consumers": '[{"name": "a", "accountId": "123456789012", "maxReceiveCount": "7"}]',
-        "crossAccountPrincipals": '["123456789012"]',
+        "crossAccountPrincipals": '["arn:aws:iam::123456789012:role/r"]',
     })
     assert cfg.source_bucket.bucket_name == "my-bucket"
     assert cfg.consumers[0].max_receive_count == 7
-    assert cfg.cross_account_principals == ("arn:aws:iam::123456789012:root",)
+    assert cfg.cross_account_principals == ("arn:aws:iam::123456789012:role/r",)
 
 
 def _with(path: str, value) -> dict:
@@ -120,7 +160,18 @@ _DELETE = object()
     ("crossAccountPrincipals[0]", "arn:aws:iam::999999999999:role/x", "crossAccountPrincipals[0]",
      "principals in 123456789012, 210987654321"),
     ("crossAccountPrincipals[0]", "arn:aws:sts::210987654321:assumed-role/x", "crossAccountPrincipals[0]",
-     "a 12-digit account id or an IAM ARN"),
+     "an IAM role ARN"),
+    ("crossAccountPrincipals[0]", "arn:aws:iam::210987654321:user/bob", "crossAccountPrincipals[0]",
+     "roles, not users"),
+    ("consumers[0].accountAccess", {}, "consumers[0].accountAccess", "principalArnLike (a list of role ARN patterns)"),
+    ("consumers[0].accountAccess.principalArnLike", ["arn:aws:iam::210987654321:role/x"],
+     "consumers[0].accountAccess.principalArnLike[0]", "in account 123456789012"),
+    ("consumers[0].accountAccess.principalOrgId", "org-1", "consumers[0].accountAccess.principalOrgId",
+     "an AWS Organizations id"),
+    ("consumers[0].accountAccess.anyone", True, "consumers[0].accountAccess",
+     "allowed keys: principalArnLike, principalOrgId"),
+    ("consumers[1].accountAccess", {"principalOrgId": "o-a1b2c3d4e5"}, "consumers[1].accountAccess",
+     "allowed: one of the two"),
     ("kms.mode", "aws", "kms.mode", "'managed', 'customer'"),
     ("emr.releaseLabel", "emr-7.9.0", "emr.releaseLabel", "an EMR release with Spark 4"),
     ("emr.architecture", "arm64", "emr.architecture", "'X86_64', 'ARM64'"),

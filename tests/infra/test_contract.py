@@ -11,6 +11,7 @@ from infra.config import ConfigError, parse_config
 from infra.contract import CONSUMER_NAME_RE, DEFAULT_MAX_RECEIVE_COUNT
 
 REPO = Path(__file__).resolve().parents[2]
+READER = ["arn:aws:iam::123456789012:role/reader"]
 
 
 def test_every_ops_module_and_the_contract_load_without_starting_the_cdk():
@@ -31,7 +32,8 @@ def test_every_ops_module_and_the_contract_load_without_starting_the_cdk():
 ])
 def test_the_stack_accepts_exactly_the_consumer_names_the_rule_allows(name, ok):
     assert bool(CONSUMER_NAME_RE.match(name)) is ok
-    context = {"sourceBucket": {"mode": "new"}, "consumers": [{"name": name, "accountId": "123456789012"}]}
+    context = {"sourceBucket": {"mode": "new"}, "consumers": [{"name": name, "accountId": "123456789012"}],
+               "crossAccountPrincipals": READER}
     if ok:
         assert parse_config(context).consumers[0].name == name
     else:
@@ -40,5 +42,6 @@ def test_the_stack_accepts_exactly_the_consumer_names_the_rule_allows(name, ok):
 
 
 def test_a_consumer_without_max_receive_count_gets_the_contract_default():
-    cfg = parse_config({"sourceBucket": {"mode": "new"}, "consumers": [{"name": "a", "accountId": "123456789012"}]})
+    cfg = parse_config({"sourceBucket": {"mode": "new"}, "consumers": [{"name": "a", "accountId": "123456789012"}],
+                        "crossAccountPrincipals": READER})
     assert cfg.consumers[0].max_receive_count == DEFAULT_MAX_RECEIVE_COUNT

@@ -8,6 +8,7 @@ import boto3
 import pytest
 
 from infra import STACK_NAME
+from infra.contract import POLICY_OWNER_TAG
 from infra.local_stand_in import StandInError, deploy_to_moto, synth_template, write_outputs_file
 from ops.stack_outputs import StackOutputs, load_outputs
 from tests.infra.conftest import VARIANT_CONTEXT
@@ -63,7 +64,12 @@ def test_outputs_have_the_stack_outputs_keys_and_name_real_resources(deployed, t
     app = aws("emr-serverless").get_application(applicationId=deployed.get("EmrApplicationId"))["application"]
     assert app["type"].upper() == "SPARK" and app["tags"]["releaseLabel"] == "emr-spark-8.0.0"
     assert app["autoStopConfiguration"] == {"enabled": True, "idleTimeoutMinutes": 15}
-    assert aws("logs").describe_log_groups(logGroupNamePrefix=deployed.get("LogGroupName"))["logGroups"]
+    for name in deployed.consumer_names():
+        c = deployed.consumer(name)
+        assert c.log_group_name == f"/s3sqs/{STACK_NAME}/{name}"
+        assert aws("logs").describe_log_groups(logGroupNamePrefix=c.log_group_name)["logGroups"]
+        assert c.artifacts_uri == f"s3://{deployed.get('ArtifactsBucketName')}/jobs/{name}/"
+        assert c.log_uri == f"s3://{deployed.get('ArtifactsBucketName')}/emr-logs/{name}/"
 
     path = write_outputs_file(deployed.values, tmp_path / "outputs.json", STACK_NAME)
     assert json.loads(path.read_text()) == {STACK_NAME: deployed.values}
@@ -83,6 +89,8 @@ def test_moto_resources_carry_the_template_properties(deployed, template_dict, a
         assert json.loads(attrs["RedrivePolicy"])["maxReceiveCount"] == queue["RedrivePolicy"]["maxReceiveCount"]
         policy = json.loads(attrs["Policy"])
         assert any(s.get("Sid") == "AllowConsumerAccount" for s in policy["Statement"])
+        # The tag onboarding reads to recognise a policy this template owns.
+        assert sqs.list_queue_tags(QueueUrl=c.queue_url)["Tags"] == {POLICY_OWNER_TAG: STACK_NAME}
 
     topic_arn = deployed.get("TopicArn")
     subs = {s["Endpoint"]: s["SubscriptionArn"]
@@ -93,6 +101,9 @@ def test_moto_resources_carry_the_template_properties(deployed, template_dict, a
     assert analytics["Attributes"]["FilterPolicyScope"] == "MessageBody"
     ingest = sns.get_subscription_attributes(SubscriptionArn=subs[deployed.consumer("ingest").queue_arn])
     assert "FilterPolicy" not in ingest["Attributes"]
+    assert {"Key": POLICY_OWNER_TAG, "Value": STACK_NAME} in sns.list_tags_for_resource(ResourceArn=topic_arn)["Tags"]
+    assert {"Key": POLICY_OWNER_TAG, "Value": STACK_NAME} in \
+        s3.get_bucket_tagging(Bucket=deployed.get("SourceBucketName"))["TagSet"]
     topic_policy = json.loads(sns.get_topic_attributes(TopicArn=topic_arn)["Attributes"]["Policy"])
     assert {s.get("Sid") for s in topic_policy["Statement"]} >= {"AllowSourceBucketPublish"}
 
@@ -165,8 +176,8 @@ def test_imported_bucket_with_customer_key_and_event_filters(moto_server, aws):
         statements = json.loads(out.get("SourceBucketPolicyStatements"))
         by_sid = {s["Sid"]: s for s in statements}
         assert by_sid["CrossAccountReadRawEvents"]["Principal"] == {"AWS": "arn:aws:iam::210987654321:role/raw-reader"}
-        assert by_sid["CrossAccountReadRawEvents"]["Resource"] == "arn:aws:s3:::acme-landing-zone/incoming/raw/*"
-        assert by_sid["CrossAccountReadIngest"]["Resource"] == "arn:aws:s3:::acme-landing-zone/incoming/*"
+        assert by_sid["CrossAccountReadRawEvents"]["Resource"] == "arn:aws:s3:::acme-landing-zone/incoming/raw/*.json"
+        assert by_sid["CrossAccountReadIngest"]["Resource"] == "arn:aws:s3:::acme-landing-zone/incoming/*.json"
 
         for k in ("incoming/raw/a.json", "incoming/raw/a.csv", "incoming/b.json", "other/c.json"):
             s3.put_object(Bucket="acme-landing-zone", Key=k, Body=b"{}")

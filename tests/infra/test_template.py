@@ -11,8 +11,10 @@ import pytest
 from aws_cdk.assertions import Match
 
 REQUIRED_OUTPUTS = {"TopicArn", "SourceBucketName", "CheckpointBucketName", "ArtifactsBucketName",
-                    "EmrApplicationId", "LogGroupName", "Consumers"}
-CONSUMER_FIELDS = ("queueUrl", "queueArn", "dlqUrl", "dlqArn", "jobRoleArn", "prefix")
+                    "EmrApplicationId", "Consumers"}
+CONSUMER_FIELDS = ("queueUrl", "queueArn", "dlqUrl", "dlqArn", "jobRoleArn", "prefix", "checkpointUri", "outputUri",
+                   "artifactsUri", "logUri", "logGroupName")
+OWNER_TAG = {"Key": "s3sqs:policy-owner", "Value": "S3SqsStreaming"}
 
 
 # --- helpers --------------------------------------------------------------------------------------
@@ -76,8 +78,9 @@ EXPECTED_DEFAULT_COUNTS = {
     "AWS::SQS::QueuePolicy": 4,
     "AWS::SNS::Subscription": 2,
     "AWS::CloudWatch::Alarm": 4,           # DLQ depth + oldest message age per consumer
-    "AWS::Logs::LogGroup": 1,
+    "AWS::Logs::LogGroup": 2,              # one per consumer
     "AWS::EMRServerless::Application": 1,
+    "AWS::KMS::Key": 1,                    # the topic's own key
 }
 
 
@@ -88,12 +91,12 @@ def test_every_resource_is_accounted_for(template_dict):
     assert counts == EXPECTED_DEFAULT_COUNTS
 
 
-def test_variant_adds_only_the_key_and_drops_the_source_bucket(variant_template_dict):
+def test_variant_has_one_key_for_all_and_drops_the_source_bucket(variant_template_dict):
     counts: dict[str, int] = {}
     for r in variant_template_dict["Resources"].values():
         counts[r["Type"]] = counts.get(r["Type"], 0) + 1
     expected = dict(EXPECTED_DEFAULT_COUNTS)
-    expected.update({"AWS::S3::Bucket": 3, "AWS::S3::BucketPolicy": 3, "AWS::KMS::Key": 1})
+    expected.update({"AWS::S3::Bucket": 3, "AWS::S3::BucketPolicy": 3})
     assert counts == expected
 
 
@@ -113,6 +116,11 @@ def test_every_bucket_is_private_encrypted_and_ssl_only(which, request):
         }, lid
         assert ssl_deny(policies[lid]), f"{lid} lacks the SSL-only statement"
         assert bucket["DeletionPolicy"] == "Retain", lid
+        # Versioned, with superseded versions expiring, and tagged as holding a template-owned policy.
+        assert props["VersioningConfiguration"] == {"Status": "Enabled"}, lid
+        assert any(r.get("NoncurrentVersionExpiration") == {"NoncurrentDays": 30}
+                   for r in props["LifecycleConfiguration"]["Rules"]), lid
+        assert OWNER_TAG in props["Tags"], lid
         if not lid.startswith("AccessLogs"):
             assert props["LoggingConfiguration"]["DestinationBucketName"] == {"Ref": one(tpl, "AWS::S3::Bucket", "AccessLogs")[0]}
 
@@ -124,13 +132,28 @@ def test_new_source_bucket_logs_access_and_grants_cross_account_reads_by_prefix(
     _, policy = one(template_dict, "AWS::S3::BucketPolicy", "SourceBucketPolicy")
     reads = {s["Sid"]: s for s in statements(policy["Properties"]["PolicyDocument"]) if s["Effect"] == "Allow"}
     assert set(reads) == {"CrossAccountReadIngest", "CrossAccountReadAnalytics"}
-    assert reads["CrossAccountReadIngest"]["Principal"] == {"AWS": "arn:aws:iam::123456789012:root"}
+    # Roles, never an account root: cdk.json lists a role for each consumer's account.
+    assert reads["CrossAccountReadIngest"]["Principal"] == {"AWS": "arn:aws:iam::123456789012:role/ingest-reader"}
     assert join_text(reads["CrossAccountReadIngest"]["Resource"]) == f"<{lid}.Arn>/*"
-    # Listed principals replace the account root for their account.
     assert reads["CrossAccountReadAnalytics"]["Principal"] == {"AWS": "arn:aws:iam::210987654321:role/analytics-reader"}
     assert join_text(reads["CrossAccountReadAnalytics"]["Resource"]) == f"<{lid}.Arn>/analytics/*"
     for s in reads.values():
         assert sorted(as_list(s["Action"])) == ["s3:GetObject", "s3:GetObjectVersion"]
+        assert "Condition" not in s
+
+
+def test_imported_bucket_statements_grant_an_account_only_under_its_conditions(variant_template_dict):
+    text = join_text(variant_template_dict["Outputs"]["SourceBucketPolicyStatements"]["Value"])
+    reads = {s["Sid"]: s for s in json.loads(text)}
+    ingest = reads["CrossAccountReadIngest"]
+    assert ingest["Principal"] == {"AWS": "arn:aws:iam::123456789012:root"}
+    assert ingest["Condition"] == {"ArnLike": {"aws:PrincipalArn": ["arn:aws:iam::123456789012:role/ingest-*"]},
+                                   "StringEquals": {"aws:PrincipalOrgID": "o-a1b2c3d4e5"}}
+    # Only what S3 notifies for: the event filter's prefix and suffix.
+    assert ingest["Resource"] == "arn:<AWS::Partition>:s3:::acme-landing-zone/incoming/*.json"
+    raw = reads["CrossAccountReadRawEvents"]
+    assert raw["Principal"] == {"AWS": "arn:aws:iam::210987654321:role/raw-reader"} and "Condition" not in raw
+    assert raw["Resource"] == "arn:<AWS::Partition>:s3:::acme-landing-zone/incoming/raw/*.json"
 
 
 def test_checkpoint_lifecycle_never_expires_live_objects(template_dict, variant_template_dict):
@@ -149,6 +172,8 @@ def test_artifacts_lifecycle_only_expires_monitoring_logs(template_dict):
     for rule in bucket["Properties"]["LifecycleConfiguration"]["Rules"]:
         if "ExpirationInDays" in rule:
             assert rule["Prefix"] == "emr-logs/"
+    # Job code is versioned: what a run used can be recovered after an overwrite.
+    assert bucket["Properties"]["VersioningConfiguration"] == {"Status": "Enabled"}
 
 
 def test_customer_key_encrypts_checkpoints_and_artifacts(variant_template_dict):
@@ -218,16 +243,24 @@ def test_topic_is_ssl_only_and_only_the_source_bucket_may_publish(which, request
     assert allow["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
 
 
-def test_topic_encryption(template_dict, variant_template_dict):
-    _, topic = one(template_dict, "AWS::SNS::Topic", "FanOutTopic")
-    assert "KmsMasterKeyId" not in topic.get("Properties", {})
-    key_lid, key = one(variant_template_dict, "AWS::KMS::Key", "Key")
-    _, topic = one(variant_template_dict, "AWS::SNS::Topic", "FanOutTopic")
+@pytest.mark.parametrize("which, key_prefix", [("template_dict", "TopicKey"), ("variant_template_dict", "Key")])
+def test_topic_is_encrypted_with_a_customer_managed_key(which, key_prefix, request):
+    """Always: S3 cannot publish to a topic under the AWS-managed SNS key. Default mode gives the topic a
+    key of its own; customer mode uses the stack's one key."""
+    tpl = request.getfixturevalue(which)
+    key_lid, key = one(tpl, "AWS::KMS::Key", key_prefix)
+    _, topic = one(tpl, "AWS::SNS::Topic", "FanOutTopic")
     assert topic["Properties"]["KmsMasterKeyId"] == getatt(key_lid)
-    assert key["Properties"]["EnableKeyRotation"] is True
-    s3_use = [s for s in statements(key["Properties"]["KeyPolicy"])
-              if s.get("Principal") == {"Service": "s3.amazonaws.com"}]
-    assert len(s3_use) == 1 and s3_use[0]["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    assert OWNER_TAG in topic["Properties"]["Tags"] and OWNER_TAG in key["Properties"]["Tags"]
+    assert key["Properties"]["EnableKeyRotation"] is True and key["DeletionPolicy"] == "Retain"
+    by_sid = {s.get("Sid"): s for s in statements(key["Properties"]["KeyPolicy"])}
+    s3_use = by_sid["AllowSourceBucketNotifications"]
+    assert s3_use["Principal"] == {"Service": "s3.amazonaws.com"}
+    assert s3_use["Condition"]["StringEquals"] == {"aws:SourceAccount": {"Ref": "AWS::AccountId"}}
+    # SNS needs the key only to deliver to queues the same key encrypts.
+    assert ("AllowFanOutTopicDelivery" in by_sid) == (which == "variant_template_dict")
+    if which == "template_dict":
+        assert set(by_sid) == {None, "AllowSourceBucketNotifications"}  # None: the account's own administration
 
 
 # --- consumers ------------------------------------------------------------------------------------
@@ -235,12 +268,19 @@ def test_topic_encryption(template_dict, variant_template_dict):
 CONSUMERS = {
     # name: (construct id, prefix, maxReceiveCount, visibility timeout, principals)
     "template_dict": {
-        "ingest": ("Ingest", "", 5, 300, ["arn:aws:iam::123456789012:root"]),
+        "ingest": ("Ingest", "", 5, 300, ["arn:aws:iam::123456789012:role/ingest-reader"]),
         "analytics": ("Analytics", "analytics/", 3, 600, ["arn:aws:iam::210987654321:role/analytics-reader"]),
     },
     "variant_template_dict": {
         "ingest": ("Ingest", "", 2, 60, ["arn:aws:iam::123456789012:root"]),
         "raw-events": ("RawEvents", "incoming/raw/", 4, 300, ["arn:aws:iam::210987654321:role/raw-reader"]),
+    },
+}
+# The conditions every statement of a consumer's grant carries: only the account granted as a whole has any.
+GRANT_CONDITIONS = {
+    ("variant_template_dict", "ingest"): {
+        "ArnLike": {"aws:PrincipalArn": ["arn:aws:iam::123456789012:role/ingest-*"]},
+        "StringEquals": {"aws:PrincipalOrgID": "o-a1b2c3d4e5"},
     },
 }
 CASES = [(which, name) for which, consumers in CONSUMERS.items() for name in consumers]
@@ -256,6 +296,14 @@ def test_consumer_queue_and_dlq(which, name, request):
     assert q["RedrivePolicy"] == {"deadLetterTargetArn": getatt(d_lid), "maxReceiveCount": max_receive}
     assert q["VisibilityTimeout"] == visibility
     assert d["MessageRetentionPeriod"] > q["MessageRetentionPeriod"]
+    # A fixed name lets the DLQ and the key policy name the queue; the DLQ outlives the stack and takes
+    # messages only from this queue.
+    assert q["QueueName"] == f"S3SqsStreaming-{name}"
+    queue_arn = f"arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:S3SqsStreaming-{name}"
+    assert dlq["DeletionPolicy"] == "Retain" and queue["DeletionPolicy"] == "Delete"
+    allow = d["RedriveAllowPolicy"]
+    assert allow["redrivePermission"] == "byQueue" and [join_text(a) for a in allow["sourceQueueArns"]] == [queue_arn]
+    assert OWNER_TAG in q["Tags"] and OWNER_TAG in d["Tags"]
     for props in (q, d):
         if which == "template_dict":
             assert props["SqsManagedSseEnabled"] is True
@@ -299,6 +347,7 @@ def test_consumer_queue_policy(which, name, request):
     assert topic["Condition"] == {"ArnEquals": {"aws:SourceArn": {"Ref": topic_lid}}}
     consumer = next(s for s in allows if s.get("Sid") == "AllowConsumerAccount")
     assert sorted(as_list(consumer["Principal"]["AWS"])) == principals
+    assert consumer.get("Condition") == GRANT_CONDITIONS.get((which, name))
     assert sorted(consumer["Action"]) == ["sqs:ChangeMessageVisibility", "sqs:DeleteMessage",
                                           "sqs:GetQueueAttributes", "sqs:ReceiveMessage"]
     assert consumer["Resource"] == getatt(q_lid)
@@ -324,6 +373,28 @@ def test_consumer_alarms(which, name, request):
         assert p["ComparisonOperator"] == "GreaterThanOrEqualToThreshold"
 
 
+def test_key_policy_pins_each_consumer_and_the_log_groups(variant_template_dict):
+    """Consumers may decrypt only through SQS and only their own queue's messages; CloudWatch Logs may use
+    the key only for the consumers' log groups."""
+    _, key = one(variant_template_dict, "AWS::KMS::Key", "Key")
+    by_sid = {s.get("Sid"): s for s in statements(key["Properties"]["KeyPolicy"])}
+    for name, (cid, _, _, _, principals) in CONSUMERS["variant_template_dict"].items():
+        s = by_sid[f"AllowConsumer{cid}Decrypt"]
+        assert s["Action"] == "kms:Decrypt" and sorted(as_list(s["Principal"]["AWS"])) == principals
+        cond = json.loads(json.dumps(s["Condition"]))
+        equals = cond.pop("StringEquals")
+        assert join_text(equals.pop("kms:ViaService")) == "sqs.<AWS::Region>.amazonaws.com"
+        assert join_text(equals.pop("kms:EncryptionContext:aws:sqs:arn")) == \
+            f"arn:<AWS::Partition>:sqs:<AWS::Region>:<AWS::AccountId>:S3SqsStreaming-{name}"
+        if equals:
+            cond["StringEquals"] = equals
+        assert cond == GRANT_CONDITIONS.get(("variant_template_dict", name), {})
+    logs = by_sid["AllowCloudWatchLogs"]
+    arns = [join_text(a) for a in logs["Condition"]["ArnEquals"]["kms:EncryptionContext:aws:logs:arn"]]
+    assert arns == [f"arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/s3sqs/S3SqsStreaming/{n}"
+                    for n in CONSUMERS["variant_template_dict"]]
+
+
 # --- job roles ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("which, name", CASES)
@@ -335,7 +406,7 @@ def test_job_role_is_least_privilege_and_written_out(which, name, request):
     q_lid, _ = one(tpl, "AWS::SQS::Queue", f"Consumer{cid}Queue")
     ckpt = one(tpl, "AWS::S3::Bucket", "CheckpointsBucket")[0]
     artifacts = one(tpl, "AWS::S3::Bucket", "ArtifactsBucket")[0]
-    logs = one(tpl, "AWS::Logs::LogGroup", "SparkLogs")[0]
+    logs = one(tpl, "AWS::Logs::LogGroup", f"JobLogs{cid}")[0]
     _, role = one(tpl, "AWS::IAM::Role", f"JobRole{cid}Role")
     props = role["Properties"]
     assert "ManagedPolicyArns" not in props
@@ -357,18 +428,19 @@ def test_job_role_is_least_privilege_and_written_out(which, name, request):
 
     if variant:
         source = "arn:<AWS::Partition>:s3:::acme-landing-zone"
-        read_prefix = prefix or "incoming/"
+        read_pattern = f"{prefix or 'incoming/'}*.json"
     else:
         source = f"<{one(tpl, 'AWS::S3::Bucket', 'SourceBucket')[0]}.Arn>"
-        read_prefix = prefix
+        read_pattern = f"{prefix}*"
     expected = {
-        "ReadSourceObjects": (["s3:GetObject", "s3:GetObjectVersion"], [f"{source}/{read_prefix}*"]),
+        "ReadSourceObjects": (["s3:GetObject", "s3:GetObjectVersion"], [f"{source}/{read_pattern}"]),
         "ReadWriteCheckpointAndOutput": (
             ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:PutObject"],
             [f"<{ckpt}.Arn>/checkpoints/{name}/*", f"<{ckpt}.Arn>/output/{name}/*"]),
         "ListCheckpointAndOutput": (["s3:ListBucket"], [f"<{ckpt}.Arn>"]),
-        "ReadJobArtifacts": (["s3:GetObject"], [f"<{artifacts}.Arn>/jobs/*"]),
-        "WriteMonitoringLogs": (["s3:PutObject"], [f"<{artifacts}.Arn>/emr-logs/*"]),
+        # Each consumer's own job code, logs and log group: nothing another consumer's role may touch.
+        "ReadJobArtifacts": (["s3:GetObject"], [f"<{artifacts}.Arn>/jobs/{name}/*"]),
+        "WriteMonitoringLogs": (["s3:PutObject"], [f"<{artifacts}.Arn>/emr-logs/{name}/*"]),
         "ConsumeOwnQueue": (["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
                              "sqs:GetQueueUrl", "sqs:ReceiveMessage"], [f"<{q_lid}.Arn>"]),
         "FindLogGroup": (["logs:DescribeLogGroups"],
@@ -391,7 +463,7 @@ def test_job_role_is_least_privilege_and_written_out(which, name, request):
 
 # --- EMR ------------------------------------------------------------------------------------------
 
-def test_emr_application(template):
+def test_emr_application(template, template_dict):
     template.has_resource_properties("AWS::EMRServerless::Application", {
         "Type": "SPARK",
         "ReleaseLabel": "emr-spark-8.0.0",
@@ -399,30 +471,30 @@ def test_emr_application(template):
         "AutoStartConfiguration": {"Enabled": True},
         "AutoStopConfiguration": {"Enabled": True, "IdleTimeoutMinutes": 15},
         "MaximumCapacity": {"Cpu": "16 vCPU", "Memory": "64 GB", "Disk": "200 GB"},
-        "MonitoringConfiguration": {
-            "S3MonitoringConfiguration": {"LogUri": {"Fn::Join": ["", [
-                "s3://", {"Ref": Match.string_like_regexp("^ArtifactsBucket")}, "/emr-logs/"]]}},
-            "CloudWatchLoggingConfiguration": {
-                "Enabled": True, "LogGroupName": {"Ref": Match.string_like_regexp("^SparkLogs")},
-                "LogStreamNamePrefix": "jobs",
-            },
-        },
     })
-    template.has_resource_properties("AWS::Logs::LogGroup", {"RetentionInDays": 30})
+    # No application-wide log destination: each run logs to its consumer's prefix and group (submit-job).
+    _, app = one(template_dict, "AWS::EMRServerless::Application", "SparkApplication")
+    assert "MonitoringConfiguration" not in app["Properties"]
 
 
-def test_emr_application_variant_uses_key_and_settings(variant_template, variant_template_dict):
-    key_lid, _ = one(variant_template_dict, "AWS::KMS::Key", "Key")
+@pytest.mark.parametrize("which", ["template_dict", "variant_template_dict"])
+def test_one_log_group_per_consumer(which, request):
+    tpl = request.getfixturevalue(which)
+    key = one(tpl, "AWS::KMS::Key", "Key")[0] if which == "variant_template_dict" else None
+    for name, (cid, *_) in CONSUMERS[which].items():
+        _, group = one(tpl, "AWS::Logs::LogGroup", f"JobLogs{cid}")
+        props = group["Properties"]
+        assert props["LogGroupName"] == f"/s3sqs/S3SqsStreaming/{name}"
+        assert props["RetentionInDays"] == 30 and group["DeletionPolicy"] == "Retain"
+        assert props.get("KmsKeyId") == (getatt(key) if key else None)
+
+
+def test_emr_application_variant_settings(variant_template):
     variant_template.has_resource_properties("AWS::EMRServerless::Application", {
         "Architecture": "ARM64",
         "AutoStopConfiguration": {"Enabled": True, "IdleTimeoutMinutes": 5},
         "MaximumCapacity": {"Cpu": "8 vCPU", "Memory": "32 GB", "Disk": "100 GB"},
-        "MonitoringConfiguration": {
-            "S3MonitoringConfiguration": Match.object_like({"EncryptionKeyArn": getatt(key_lid)}),
-            "CloudWatchLoggingConfiguration": Match.object_like({"EncryptionKeyArn": getatt(key_lid)}),
-        },
     })
-    variant_template.has_resource_properties("AWS::Logs::LogGroup", {"KmsKeyId": getatt(key_lid)})
 
 
 # --- outputs --------------------------------------------------------------------------------------
@@ -455,3 +527,6 @@ def test_consumers_output_is_json_keyed_by_consumer(which, request):
         assert c["dlqUrl"] == f"<{d_lid}>" and c["dlqArn"] == f"<{d_lid}.Arn>"
         assert c["jobRoleArn"] == f"<{r_lid}.Arn>"
         assert c["prefix"] == prefix
+        art = one(tpl, "AWS::S3::Bucket", "ArtifactsBucket")[0]
+        assert c["artifactsUri"] == f"s3://<{art}>/jobs/{name}/" and c["logUri"] == f"s3://<{art}>/emr-logs/{name}/"
+        assert c["logGroupName"] == f"<{one(tpl, 'AWS::Logs::LogGroup', f'JobLogs{cid}')[0]}>"

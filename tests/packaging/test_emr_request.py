@@ -25,16 +25,18 @@ def outputs(with_uris: bool = True) -> StackOutputs:
     consumer = {"queueUrl": QUEUE, "queueArn": "arn:aws:sqs:eu-west-1:123456789012:ingest", "dlqUrl": "d",
                 "dlqArn": "arn:aws:sqs:eu-west-1:123456789012:ingest-dlq", "jobRoleArn": ROLE, "prefix": ""}
     if with_uris:
-        consumer |= {"checkpointUri": "s3://ck/checkpoints/ingest/", "outputUri": "s3://ck/output/ingest/"}
+        consumer |= {"checkpointUri": "s3://ck/checkpoints/ingest/", "outputUri": "s3://ck/output/ingest/",
+                     "artifactsUri": "s3://art/jobs/ingest/", "logUri": "s3://art/emr-logs/ingest/",
+                     "logGroupName": "/s3sqs/S/ingest"}
     return StackOutputs("S", {"EmrApplicationId": "00fabc", "ArtifactsBucketName": "art", "CheckpointBucketName": "ck",
-                              "LogGroupName": "/emr/jobs", "Consumers": json.dumps({"ingest": consumer})})
+                              "Consumers": json.dumps({"ingest": consumer})})
 
 
 def request(**spec) -> dict:
     s = emr_request.JobSpec(**{"consumer": "ingest", "format": "json", "schema": "id LONG", "region": "eu-west-1",
                             **spec})
-    req = emr_request.build_start_job_run_request(outputs(), s, emr_request.artifact_locations(MANIFEST, "art"),
-                                               MANIFEST, "token")
+    req = emr_request.build_start_job_run_request(
+        outputs(), s, emr_request.consumer_artifact_locations(MANIFEST, outputs(), "ingest"), MANIFEST, "token")
     emr_request.validate_request(req)
     return req
 
@@ -44,10 +46,17 @@ def test_streaming_request_is_valid_and_complete():
     assert req["mode"] == "STREAMING" and req["executionTimeoutMinutes"] == 0
     assert req["retryPolicy"] == {"maxFailedAttemptsPerHour": 5}
     driver = req["jobDriver"]["sparkSubmit"]
-    assert driver["entryPoint"] == f"s3://art/jobs/{'a' * 16}/job.py"
+    # Under the consumer's own prefixes: another consumer's job role can neither read this code nor
+    # write into these logs.
+    assert driver["entryPoint"] == f"s3://art/jobs/ingest/{'a' * 16}/job.py"
     assert driver["sparkSubmitParameters"].startswith(
-        f"--conf spark.archives=s3://art/jobs/{'c' * 16}/s3sqs-env-cp311-x86_64.tar.gz#environment,"
-        f"s3://art/jobs/{'b' * 16}/s3sqs.zip#connector ")
+        f"--conf spark.archives=s3://art/jobs/ingest/{'c' * 16}/s3sqs-env-cp311-x86_64.tar.gz#environment,"
+        f"s3://art/jobs/ingest/{'b' * 16}/s3sqs.zip#connector ")
+    assert req["configurationOverrides"]["monitoringConfiguration"] == {
+        "s3MonitoringConfiguration": {"logUri": "s3://art/emr-logs/ingest/"},
+        "cloudWatchLoggingConfiguration": {"enabled": True, "logGroupName": "/s3sqs/S/ingest",
+                                           "logStreamNamePrefix": "ingest"},
+    }
     assert driver["sparkSubmitParameters"].endswith("--conf spark.executor.memory=8g")
     assert driver["entryPointArguments"] == [
         "--queue-url", QUEUE, "--format", "json", "--schema", "id LONG", "--checkpoint", "s3://ck/checkpoints/ingest",
@@ -65,9 +74,13 @@ def test_batch_request_and_overrides():
     assert req["name"] == "backfill"
 
 
-def test_defaults_without_consumer_uris_use_the_checkpoint_bucket():
+def test_defaults_without_consumer_uris_use_the_contract_names():
     assert emr_request.default_locations(outputs(with_uris=False), "ingest") == (
         "s3://ck/checkpoints/ingest", "s3://ck/output/ingest")
+    assert emr_request.consumer_places(outputs(with_uris=False), "ingest") == emr_request.ConsumerPlaces(
+        "art", "jobs/ingest/", "s3://art/emr-logs/ingest/", "/s3sqs/S/ingest")
+    assert emr_request.consumer_places(outputs(with_uris=False), "ingest") == \
+        emr_request.consumer_places(outputs(), "ingest")
 
 
 @pytest.mark.parametrize("spec, message", [
@@ -93,7 +106,7 @@ def test_unknown_consumer_and_schema_violations():
 
 def test_local_translation_keeps_emr_settings():
     req = request(job_endpoint_url="http://127.0.0.1:5000")
-    locs = emr_request.artifact_locations(MANIFEST, "art")
+    locs = emr_request.consumer_artifact_locations(MANIFEST, outputs(), "ingest")
     local = {locs.uri(n): f"/dist/{n}" for n in MANIFEST["artifacts"]}
     argv, env = emr_request.local_spark_submit_args(req, local)
     assert env == {"PYSPARK_DRIVER_PYTHON": "./environment/bin/python", "PYSPARK_PYTHON": "./environment/bin/python"}
@@ -102,8 +115,10 @@ def test_local_translation_keeps_emr_settings():
     assert argv[4] == "/dist/job.py" and argv[argv.index("--endpoint-url") + 1] == "http://127.0.0.1:5000"
 
 
-def test_wait_prints_state_changes_and_the_dashboard_url():
-    """moto has no GetDashboardForJobRun, so this one follows a run through botocore's Stubber."""
+@pytest.mark.parametrize("show_dashboard", [False, True])
+def test_wait_prints_state_changes_and_the_dashboard_url_only_when_asked(show_dashboard):
+    """moto has no GetDashboardForJobRun, so this one follows a run through botocore's Stubber. The link is
+    pre-signed, so by default it is neither fetched nor printed."""
     import io
 
     import boto3
@@ -123,12 +138,13 @@ def test_wait_prints_state_changes_and_the_dashboard_url():
     with Stubber(emr) as stub:
         stub.add_response("get_job_run", run("PENDING"), ids)
         stub.add_response("get_job_run", run("RUNNING"), ids)
-        stub.add_response("get_dashboard_for_job_run", {"url": "https://spark-ui.example/00run"}, ids)
+        if show_dashboard:
+            stub.add_response("get_dashboard_for_job_run", {"url": "https://spark-ui.example/00run"}, ids)
         stub.add_response("get_job_run", run("RUNNING"), ids)
         stub.add_response("get_job_run", run("FAILED", "Job failed, exit code 1"), ids)
-        final = emr_aws.wait_for_run(emr, "00fabc", "00run", poll_seconds=0, out=out)
+        final = emr_aws.wait_for_run(emr, "00fabc", "00run", poll_seconds=0, out=out, show_dashboard=show_dashboard)
         stub.assert_no_pending_responses()
     text = out.getvalue()
     assert [line.split()[2] for line in text.splitlines() if " 00run " in line] == ["PENDING", "RUNNING", "FAILED"]
-    assert "dashboard: https://spark-ui.example/00run" in text and "FAILED (Job failed, exit code 1)" in text
+    assert ("https://spark-ui.example/00run" in text) is show_dashboard and "FAILED (Job failed, exit code 1)" in text
     assert emr_cli._report_end(final) == 1

@@ -108,7 +108,7 @@ def test_packaged_job_ingests_from_moto(moto_server, built_dist, tmp_path, recor
         output=str(output), region=REGION, job_endpoint_url=endpoint,
         options=("header=true",), trigger_interval="1 second",
     )
-    locations = emr_request.artifact_locations(manifest, outputs.get("ArtifactsBucketName"))
+    locations = emr_request.consumer_artifact_locations(manifest, outputs, CONSUMER)
     request = emr_request.build_start_job_run_request(outputs, spec, locations, manifest, "proof")
     emr_request.validate_request(request)
     local = {locations.uri(name): str(built_dist.dist / name) for name in manifest["artifacts"]}

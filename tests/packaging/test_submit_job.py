@@ -21,6 +21,7 @@ from ops.packaging import build
 from ops.emr import aws as emr_aws
 from ops.emr import cli as emr_cli
 from ops.emr import request as emr_request
+from ops.stack_outputs import load_outputs
 from tests.packaging.conftest import REGION
 
 REPO = Path(__file__).resolve().parents[2]
@@ -115,16 +116,18 @@ def test_submit_uploads_artifacts_and_sends_the_dry_run_request(stack, built_dis
     assert req["mode"] == "STREAMING" and req["retryPolicy"] == {"maxFailedAttemptsPerHour": 5}
     assert req["executionTimeoutMinutes"] == 0
     monitoring = req["configurationOverrides"]["monitoringConfiguration"]
-    assert monitoring["s3MonitoringConfiguration"]["logUri"] == f"s3://{outputs['ArtifactsBucketName']}/emr-logs/"
+    # The consumer's own log prefix and log group, as the stack outputs name them.
+    assert monitoring["s3MonitoringConfiguration"]["logUri"] == consumer["logUri"] == \
+        f"s3://{outputs['ArtifactsBucketName']}/emr-logs/{CONSUMER}/"
     assert monitoring["cloudWatchLoggingConfiguration"] == {
-        "enabled": True, "logGroupName": outputs["LogGroupName"], "logStreamNamePrefix": CONSUMER}
+        "enabled": True, "logGroupName": consumer["logGroupName"], "logStreamNamePrefix": CONSUMER}
     driver = req["jobDriver"]["sparkSubmit"]
     params = driver["sparkSubmitParameters"].split()
-    env_key = f"jobs/{built_dist.artifact(built_dist.target.env_archive_name).sha256[:16]}/" \
+    env_key = f"jobs/{CONSUMER}/{built_dist.artifact(built_dist.target.env_archive_name).sha256[:16]}/" \
               f"{built_dist.target.env_archive_name}"
     art = outputs["ArtifactsBucketName"]
     assert f"spark.archives=s3://{art}/{env_key}#environment," \
-           f"s3://{art}/jobs/{built_dist.artifact('s3sqs.zip').sha256[:16]}/s3sqs.zip#connector" in params
+           f"s3://{art}/jobs/{CONSUMER}/{built_dist.artifact('s3sqs.zip').sha256[:16]}/s3sqs.zip#connector" in params
     for conf in ("spark.emr-serverless.driverEnv.PYSPARK_DRIVER_PYTHON", "spark.emr-serverless.driverEnv.PYSPARK_PYTHON",
                  "spark.executorEnv.PYSPARK_PYTHON"):
         assert f"{conf}=./environment/bin/python" in params
@@ -146,8 +149,10 @@ def test_submit_uploads_artifacts_and_sends_the_dry_run_request(stack, built_dis
 
     # The uploaded artifacts are dist/'s bytes, under content-addressed keys.
     for a in built_dist.artifacts:
-        key = next(k for k in emr_request.artifact_locations(build.load_manifest(built_dist.dist), art).keys.values()
-                   if k.endswith("/" + a.name))
+        locations = emr_request.consumer_artifact_locations(build.load_manifest(built_dist.dist),
+                                                            load_outputs(outputs_file), CONSUMER)
+        key = next(k for k in locations.keys.values() if k.endswith("/" + a.name))
+        assert key.startswith(f"jobs/{CONSUMER}/")
         body = s3.get_object(Bucket=art, Key=key)
         assert hashlib.sha256(body["Body"].read()).hexdigest() == a.sha256
         assert body["Metadata"]["sha256"] == a.sha256
@@ -216,7 +221,8 @@ def test_job_runs_list_show_cancel(stack, built_dist, moto_endpoint):
     assert run_id in listing and "s3sqs-analytics" in listing
     rc, shown, _ = runs("show", *base, run_id)
     assert rc == 0 and "state:" in shown and "SUCCESS" in shown and "entry point:" in shown
-    assert f"s3://{outputs['ArtifactsBucketName']}/emr-logs/" in shown
+    assert f"s3://{outputs['ArtifactsBucketName']}/emr-logs/{CONSUMER}/" in shown
+    assert "dashboard:" not in shown  # a pre-signed link only with --dashboard
     rc, _, err = runs("cancel", *base, run_id, "--wait", "--poll-seconds", "0.1")
     assert rc == 0 and "CANCELLED" in err
     rc, shown, _ = runs("show", *base, run_id)

@@ -64,3 +64,20 @@ def test_reader_options_must_fit_the_format():
 def test_region_from_url():
     assert region_from_queue_url("https://sqs.us-west-2.amazonaws.com/1/q") == "us-west-2"
     assert region_from_queue_url("http://127.0.0.1:5000/123456789012/q") is None
+
+
+@pytest.mark.parametrize("url", ["http://127.0.0.1:5000", "http://localhost:9000", "http://10.1.2.3:9000",
+                                 "http://192.168.0.5", "http://[::1]:5000", "https://minio.example.com",
+                                 "https://s3.eu-west-1.amazonaws.com"])
+def test_endpoint_accepted_over_tls_or_on_a_local_network(url, monkeypatch):
+    monkeypatch.delenv("S3SQS_ALLOW_HTTP_ENDPOINT", raising=False)
+    assert parse_options({**BASE, "endpointUrl": url}).endpoint_url == url
+
+
+@pytest.mark.parametrize("url", ["http://minio.example.com:9000", "http://8.8.8.8", "http://s3.amazonaws.com"])
+def test_plain_http_to_a_public_host_needs_an_explicit_allow(url, monkeypatch):
+    monkeypatch.delenv("S3SQS_ALLOW_HTTP_ENDPOINT", raising=False)
+    with pytest.raises(OptionError, match=r"endpointUrl.*plain http://.*S3SQS_ALLOW_HTTP_ENDPOINT=1"):
+        parse_options({**BASE, "endpointUrl": url})
+    monkeypatch.setenv("S3SQS_ALLOW_HTTP_ENDPOINT", "1")
+    assert parse_options({**BASE, "endpointUrl": url}).endpoint_url == url

@@ -6,12 +6,17 @@ import json
 
 import pytest
 
+from infra.contract import POLICY_OWNER_TAG
 from ops.onboarding import aws as ob
 from ops.onboarding import cli as ob_cli
 from ops.onboarding import request as ob_request
 from ops.onboarding import policy as pm
 from tests.ops.helpers import CONSUMER, OWNER, STRANGER, account_credentials, run_script, session_for, unique
 
+# An account grant always carries a condition on the calling principal.
+PATTERN = f"arn:aws:iam::{CONSUMER}:role/analytics-*"
+ACCT = ["--consumer-account", CONSUMER, "--principal-arn-like", PATTERN]
+ACCT_CONDITION = {"ArnLike": {"aws:PrincipalArn": [PATTERN]}}
 FOREIGN_BUCKET_STMT = {
     "Sid": "PartnerRead", "Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{STRANGER}:root"},
     "Action": "s3:GetObject", "Resource": "arn:aws:s3:::{bucket}/partner/*",
@@ -79,7 +84,7 @@ def onboard(o, *args, check=True):
 
 
 def queue_args(o):
-    return ["--consumer-account", CONSUMER, "--bucket", o.bucket, "--prefix", "landing/orders/",
+    return [*ACCT, "--bucket", o.bucket, "--prefix", "landing/orders/",
             "--prefix", "landing/refunds/", "--queue-url", o.queue_url, "--kms-key-arn", o.key_arn]
 
 
@@ -110,16 +115,23 @@ def test_grant_keeps_foreign_statements_second_run_is_noop_and_revoke_restores(o
     assert granted["topic"] == original["topic"]  # queue mode leaves the topic alone
 
     ours = [s for s in stmts(granted["bucket"]) if s["Sid"].startswith(f"S3SqsOnboard{CONSUMER}")]
-    assert {s["Action"] for s in ours} == {"s3:GetObject", "s3:ListBucket"} and len(ours) == 4
+    # GetObject only (the connector never lists), one per prefix, and only for the matching principals.
+    assert {s["Action"] for s in ours} == {"s3:GetObject"} and len(ours) == 2
     assert all(s["Principal"] == {"AWS": f"arn:aws:iam::{CONSUMER}:root"} for s in ours)
+    assert all(s["Condition"] == ACCT_CONDITION for s in ours)
     q = [s for s in stmts(granted["queue"]) if s.get("Sid", "").startswith("S3SqsOnboard")]
     queue_arn = owner.sqs.get_queue_attributes(QueueUrl=owner.queue_url, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    assert q == [pm.queue_statement(pm.Grantee.for_account(CONSUMER), queue_arn)]
+    assert q == [pm.queue_statement(pm.Grantee.for_account(CONSUMER, principal_arn_like=[PATTERN]), queue_arn)]
+    # The key: decrypt through SQS for this queue only; not through S3, since the key does not encrypt the bucket.
+    (k,) = [s for s in stmts(granted["key"]) if s.get("Sid", "").startswith("S3SqsOnboard")]
+    assert k["Sid"].endswith("KmsSqs") and k["Condition"]["StringEquals"] == {
+        "kms:ViaService": "sqs.us-east-1.amazonaws.com", "kms:EncryptionContext:aws:sqs:arn": queue_arn}
     assert sorted(q[0]["Action"]) == sorted(["sqs:ReceiveMessage", "sqs:DeleteMessage",
                                              "sqs:ChangeMessageVisibility", "sqs:GetQueueAttributes"])
 
     # What the consumer needs on its side.
     assert '"Sid": "ReadSourceObjects"' in r.stdout and '"Sid": "ConsumeSourceQueue"' in r.stdout
+    assert "s3:ListBucket" not in r.stdout
     assert f'"accountId": "{CONSUMER}"' in r.stdout
 
     # Second run: nothing to write, nothing written.
@@ -137,46 +149,63 @@ def test_grant_keeps_foreign_statements_second_run_is_noop_and_revoke_restores(o
     assert "applied: 0 policies written" in r4.stdout
 
 
-def test_topic_mode_lets_a_queue_in_the_consumer_account_subscribe(owner):
-    original = policies(owner)
-    r = onboard(owner, "--consumer-account", CONSUMER, "--bucket", owner.bucket, "--prefix", "landing/",
-                "--topic-arn", owner.topic_arn, "--apply")
-    assert "applied: 2 policies written" in r.stdout
-    topic = stmts(policies(owner)["topic"])
-    assert topic[0] == stmts(original["topic"])[0]  # SNS's default statement survives
-    sub = [s for s in topic if s.get("Sid", "").endswith("SnsSubscribe")]
-    assert len(sub) == 1 and sub[0]["Principal"] == {"AWS": f"arn:aws:iam::{CONSUMER}:root"}
-    assert policies(owner)["queue"] == original["queue"]
-    assert "sns.amazonaws.com" in r.stdout  # the policy for the consumer's own queue
-
-    # The consumer, in its own account, subscribes its own queue to the owner's topic.
+def test_topic_mode_subscribes_the_consumers_queue_filtered_to_its_prefixes(owner):
+    """The owner subscribes the consumer's queue with a body filter: the consumer gets no sns:Subscribe, which
+    would let it subscribe without a filter and see every event of the bucket."""
     consumer = session_for(owner.endpoint, CONSUMER)
     csqs = consumer.client("sqs", endpoint_url=owner.endpoint)
     cq = csqs.create_queue(QueueName=unique("mine"))["QueueUrl"]
+    carn = csqs.get_queue_attributes(QueueUrl=cq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    args = [*ACCT, "--bucket", owner.bucket, "--prefix", "landing/a/", "--prefix", "landing/b/",
+            "--topic-arn", owner.topic_arn, "--subscriber-queue-arn", carn]
     try:
-        carn = csqs.get_queue_attributes(QueueUrl=cq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        assert f":{CONSUMER}:" in carn
-        sub_arn = consumer.client("sns", endpoint_url=owner.endpoint).subscribe(
-            TopicArn=owner.topic_arn, Protocol="sqs", Endpoint=carn, Attributes={"RawMessageDelivery": "true"},
-        )["SubscriptionArn"]
-        assert sub_arn.startswith(owner.topic_arn)
+        original = policies(owner)
+        r = onboard(owner, *args, "--apply")
+        assert "applied: 2 policies written" in r.stdout
+        assert policies(owner)["topic"] == original["topic"]  # no sns:Subscribe for anyone
+        (sub,) = [x for x in owner.sns.list_subscriptions_by_topic(TopicArn=owner.topic_arn)["Subscriptions"]
+                  if x["Endpoint"] == carn]
+        attrs = owner.sns.get_subscription_attributes(SubscriptionArn=sub["SubscriptionArn"])["Attributes"]
+        assert attrs["RawMessageDelivery"] == "true" and attrs["FilterPolicyScope"] == "MessageBody"
+        assert json.loads(attrs["FilterPolicy"]) == {
+            "Records": {"s3": {"object": {"key": [{"prefix": "landing/a/"}, {"prefix": "landing/b/"}]}}}}
+        assert "sns.amazonaws.com" in r.stdout and "confirm-subscription" in r.stdout
+        assert onboard(owner, *args, "--apply").stdout.count("already as wanted") == 1
+
+        # Someone widens the filter by hand: a re-run says so and changes nothing without --force.
+        owner.sns.set_subscription_attributes(SubscriptionArn=sub["SubscriptionArn"], AttributeName="FilterPolicy",
+                                              AttributeValue="{}")
+        r = onboard(owner, *args, "--apply", check=False)
+        assert r.returncode == 1 and "differ from what this run would write" in r.stderr
+        onboard(owner, *args, "--apply", "--force")
+        attrs = owner.sns.get_subscription_attributes(SubscriptionArn=sub["SubscriptionArn"])["Attributes"]
+        assert "landing/a/" in attrs["FilterPolicy"]
+
+        onboard(owner, *ACCT, "--bucket", owner.bucket, "--topic-arn", owner.topic_arn,
+                "--subscriber-queue-arn", carn, "--revoke", "--apply")
+        assert not [x for x in owner.sns.list_subscriptions_by_topic(TopicArn=owner.topic_arn)["Subscriptions"]
+                    if x["Endpoint"] == carn]
+        assert stmts(policies(owner)["bucket"]) == stmts(original["bucket"])
     finally:
         csqs.delete_queue(QueueUrl=cq)
 
-    onboard(owner, "--consumer-account", CONSUMER, "--bucket", owner.bucket, "--topic-arn", owner.topic_arn,
-            "--revoke", "--apply")
-    assert stmts(policies(owner)["topic"]) == stmts(original["topic"])
-    assert stmts(policies(owner)["bucket"]) == stmts(original["bucket"])
+
+def test_topic_mode_needs_the_consumers_queue_in_its_account(owner):
+    base = [*ACCT, "--bucket", owner.bucket, "--prefix", "a/", "--topic-arn", owner.topic_arn]
+    r = onboard(owner, *base, check=False)
+    assert r.returncode == 1 and "--topic-arn needs --subscriber-queue-arn" in r.stderr
+    r = onboard(owner, *base, "--subscriber-queue-arn", f"arn:aws:sqs:us-east-1:{STRANGER}:q", check=False)
+    assert r.returncode == 1 and f"not the consumer's account {CONSUMER}" in r.stderr
 
 
 def test_role_principal_and_account_principal_are_revoked_separately(owner):
     role = f"arn:aws:iam::{CONSUMER}:role/analytics-job"
     args = ["--bucket", owner.bucket, "--prefix", "landing/", "--queue-url", owner.queue_url, "--apply"]
     onboard(owner, "--consumer-role-arn", role, *args)
-    onboard(owner, "--consumer-account", CONSUMER, *args)
+    onboard(owner, *ACCT, *args)
     both = stmts(policies(owner)["bucket"])
     assert {s["Principal"]["AWS"] for s in both[1:]} == {role, f"arn:aws:iam::{CONSUMER}:root"}
-    r = onboard(owner, "--consumer-account", CONSUMER, "--bucket", owner.bucket, "--queue-url", owner.queue_url,
+    r = onboard(owner, *ACCT, "--bucket", owner.bucket, "--queue-url", owner.queue_url,
                 "--revoke", "--apply")
     assert r.returncode == 0
     left = stmts(policies(owner)["bucket"])
@@ -197,16 +226,17 @@ def test_outputs_file_fills_bucket_queue_prefix_and_key(owner, tmp_path):
             "queueUrl": owner.queue_url, "queueArn": "arn:aws:sqs:us-east-1:222222222222:x", "dlqUrl": "u",
             "dlqArn": "a", "jobRoleArn": "r", "prefix": "analytics/"}}),
     }}))
-    r = onboard(owner, "--consumer-account", CONSUMER, "--outputs-file", str(outputs), "--consumer", "analytics", "--apply")
+    r = onboard(owner, *ACCT, "--outputs-file", str(outputs), "--consumer", "analytics", "--apply")
     assert "applied: 3 policies written" in r.stdout
     assert any(s.get("Resource") == f"arn:aws:s3:::{owner.bucket}/analytics/*" for s in stmts(policies(owner)["bucket"]))
     assert '"name": "analytics"' in r.stdout
     # No consumer named: the prefix must be given; a bare --topic-arn takes the stack's topic.
-    r = onboard(owner, "--consumer-account", CONSUMER, "--outputs-file", str(outputs), "--topic-arn", check=False)
+    r = onboard(owner, *ACCT, "--outputs-file", str(outputs), "--topic-arn", check=False)
     assert r.returncode == 1 and "no prefix" in r.stderr
-    r = onboard(owner, "--consumer-account", CONSUMER, "--outputs-file", str(outputs), "--topic-arn", "--prefix", "x/")
-    assert f"+++ topic policy of {owner.topic_arn}" in r.stdout
-    r = onboard(owner, "--consumer-account", CONSUMER, "--outputs-file", str(outputs), "--consumer", "nope", check=False)
+    r = onboard(owner, *ACCT, "--outputs-file", str(outputs), "--topic-arn", "--prefix", "x/",
+                "--subscriber-queue-arn", f"arn:aws:sqs:us-east-1:{CONSUMER}:mine")
+    assert f"+++ subscription of arn:aws:sqs:us-east-1:{CONSUMER}:mine to {owner.topic_arn}" in r.stdout
+    r = onboard(owner, *ACCT, "--outputs-file", str(outputs), "--consumer", "nope", check=False)
     assert r.returncode == 1 and "unknown consumer 'nope'" in r.stderr
 
 
@@ -234,14 +264,14 @@ def test_bad_consumer_is_rejected_before_any_aws_call(owner, args, message):
 ])
 def test_bad_flags_get_clear_errors(owner, args, message):
     args = [a.replace("{bucket}", owner.bucket) for a in args]
-    r = onboard(owner, "--consumer-account", CONSUMER, *args, "--queue-url", owner.queue_url, "--apply", check=False)
+    r = onboard(owner, *ACCT, *args, "--queue-url", owner.queue_url, "--apply", check=False)
     assert r.returncode == 1, r.stdout
     assert message in r.stderr
     assert "Traceback" not in r.stderr
 
 
 def test_bad_queue_url_and_missing_target(owner):
-    base = ["--consumer-account", CONSUMER, "--bucket", owner.bucket, "--prefix", "a/"]
+    base = [*ACCT, "--bucket", owner.bucket, "--prefix", "a/"]
     r = onboard(owner, *base, check=False)
     assert r.returncode == 1 and "pass --queue-url" in r.stderr
     r = onboard(owner, *base, "--queue-url", "not-a-url", check=False)
@@ -257,7 +287,7 @@ def test_bad_queue_url_and_missing_target(owner):
 
 
 def test_bucket_that_does_not_exist(owner):
-    r = onboard(owner, "--consumer-account", CONSUMER, "--bucket", unique("missing"), "--prefix", "a/",
+    r = onboard(owner, *ACCT, "--bucket", unique("missing"), "--prefix", "a/",
                 "--queue-url", owner.queue_url, "--apply", check=False)
     assert r.returncode == 1
     assert "does not exist" in r.stderr and "check --bucket" in r.stderr
@@ -266,7 +296,7 @@ def test_bucket_that_does_not_exist(owner):
 
 def test_queue_that_does_not_exist(owner):
     url = owner.queue_url.rsplit("/", 1)[0] + "/" + unique("gone")
-    r = onboard(owner, "--consumer-account", CONSUMER, "--bucket", owner.bucket, "--prefix", "a/",
+    r = onboard(owner, *ACCT, "--bucket", owner.bucket, "--prefix", "a/",
                 "--queue-url", url, check=False)
     assert r.returncode == 1 and "does not exist: check --queue-url" in r.stderr
 
@@ -339,7 +369,7 @@ def test_concurrent_edit_is_re_read_and_kept(owner):
     assert any("changed since it was read" in line for line in log)
     sids = [s.get("Sid") for s in stmts(policies(owner)["bucket"])]
     assert sids[0] == "PartnerRead" and "Colleague2" in sids
-    assert sum(1 for s in sids if s.startswith("S3SqsOnboard")) == 4
+    assert sum(1 for s in sids if s.startswith("S3SqsOnboard")) == 2
 
 
 def test_policy_that_keeps_changing_aborts_without_losing_edits(owner):
@@ -390,7 +420,8 @@ class LaggingStore:
 
 
 def _lagging_target(store) -> ob.Target:
-    desired = [pm.queue_statement(pm.Grantee.for_account(CONSUMER), "arn:aws:sqs:us-east-1:222222222222:q")]
+    desired = [pm.queue_statement(pm.Grantee.for_account(CONSUMER, principal_arn_like=[PATTERN]),
+                                  "arn:aws:sqs:us-east-1:222222222222:q")]
     return ob.Target(store, lambda t: pm.plan_grant(t, desired, store.label), lambda d: pm.has_statements(d, desired))
 
 
@@ -408,3 +439,80 @@ def test_write_that_never_shows_up_is_an_error():
     with pytest.raises(ob.OnboardError, match="old policy is still served"):
         ob.commit(ob.prepare(_lagging_target(store)), lambda m: None, sleep=slept.append)
     assert sum(slept) == sum(ob.SETTLE_WAITS)
+
+
+# ---------------------------------------------------------------- refusals and warnings
+
+def test_an_account_grant_without_a_condition_is_refused(owner):
+    before = policies(owner)
+    r = onboard(owner, "--consumer-account", CONSUMER, "--bucket", owner.bucket, "--prefix", "a/",
+                "--queue-url", owner.queue_url, "--apply", check=False)
+    assert r.returncode == 1 and "--principal-arn-like" in r.stderr and "--consumer-role-arn" in r.stderr
+    assert policies(owner) == before
+
+
+def test_a_hand_edited_statement_is_not_silently_reverted(owner):
+    onboard(owner, *queue_args(owner), "--apply")
+    doc = json.loads(policies(owner)["queue"])
+    ours = next(s for s in doc["Statement"] if s.get("Sid", "").endswith("SqsConsume"))
+    ours["Action"] = ["sqs:ReceiveMessage"]  # someone narrowed it by hand
+    owner.sqs.set_queue_attributes(QueueUrl=owner.queue_url, Attributes={"Policy": json.dumps(doc)})
+    edited = policies(owner)
+
+    r = onboard(owner, *queue_args(owner))  # a dry run warns
+    assert f"warning: queue policy of {owner.queue_url}: onboarding's own statement(s) {ours['Sid']}" in r.stderr
+    r = onboard(owner, *queue_args(owner), "--apply", check=False)
+    assert r.returncode == 1 and "refusing to write, nothing changed" in r.stderr and "--force" in r.stderr
+    assert policies(owner) == edited  # not even the other policies were written
+    onboard(owner, *queue_args(owner), "--apply", "--force")
+    (back,) = [s for s in stmts(policies(owner)["queue"]) if s.get("Sid") == ours["Sid"]]
+    assert len(back["Action"]) == 4
+
+
+def test_a_policy_the_stack_template_owns_needs_force_and_says_why(owner):
+    owner.sqs.tag_queue(QueueUrl=owner.queue_url, Tags={POLICY_OWNER_TAG: "S3SqsStreaming"})
+    before = policies(owner)
+    r = onboard(owner, *queue_args(owner), "--apply", check=False)
+    assert r.returncode == 1 and "part of CloudFormation stack S3SqsStreaming's template" in r.stderr
+    assert "cdk.json entry" in r.stderr and policies(owner) == before
+    r = onboard(owner, *queue_args(owner), "--apply", "--force")
+    assert "note (--force)" in r.stderr and "applied: 3 policies written" in r.stdout
+    # Taking back only onboarding's own statements is never refused.
+    onboard(owner, *queue_args(owner), "--revoke", "--apply")
+    assert stmts(policies(owner)["queue"]) == stmts(before["queue"])
+
+
+def test_revoke_without_the_key_warns_that_its_grant_stays(owner):
+    onboard(owner, *queue_args(owner), "--apply")
+    args = [a for a in queue_args(owner) if a not in ("--kms-key-arn", owner.key_arn)]
+    r = onboard(owner, *args, "--revoke", "--apply")
+    assert "warning: no --kms-key-arn" in r.stderr and "kms:Decrypt statements" in r.stderr
+    assert any(s.get("Sid", "").startswith("S3SqsOnboard") for s in stmts(policies(owner)["key"]))
+
+
+def test_list_bucket_of_earlier_versions_goes_and_s3_decrypt_only_where_the_key_encrypts(owner):
+    grantee = pm.Grantee.for_account(CONSUMER, principal_arn_like=[PATTERN])
+    (legacy_sid,) = pm.legacy_bucket_sids(grantee, ["landing/orders/"])
+    doc = json.loads(policies(owner)["bucket"])
+    doc["Statement"].append({"Sid": legacy_sid, "Effect": "Allow", "Principal": {"AWS": grantee.principal},
+                             "Action": "s3:ListBucket", "Resource": f"arn:aws:s3:::{owner.bucket}"})
+    owner.s3.put_bucket_policy(Bucket=owner.bucket, Policy=json.dumps(doc))
+    owner.s3.put_bucket_encryption(Bucket=owner.bucket, ServerSideEncryptionConfiguration={"Rules": [
+        {"ApplyServerSideEncryptionByDefault": {"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": owner.key_arn}}]})
+    onboard(owner, *queue_args(owner), "--apply")
+    assert legacy_sid not in {s.get("Sid") for s in stmts(policies(owner)["bucket"])}
+    key = {s["Sid"].rsplit("Acct", 1)[1]: s for s in stmts(policies(owner)["key"]) if "Sid" in s
+           and s["Sid"].startswith("S3SqsOnboard")}
+    assert set(key) == {"KmsSqs", "KmsS3"}
+    assert key["KmsS3"]["Condition"]["StringEquals"]["kms:ViaService"] == "s3.us-east-1.amazonaws.com"
+    assert key["KmsS3"]["Condition"]["ArnLike"]["aws:PrincipalArn"] == [PATTERN]
+
+
+def test_cdk_context_entry_for_an_account_carries_its_conditions():
+    config = pytest.importorskip("infra.config")
+    g = pm.Grantee.for_account(CONSUMER, principal_arn_like=[PATTERN], principal_org_id="o-a1b2c3d4e5")
+    frag = ob_request.cdk_context_entry("partner", g, ["landing/"])
+    assert "crossAccountPrincipals" not in frag
+    cfg = config.parse_config({"sourceBucket": {"mode": "new"}, "consumers": frag["consumers"]})
+    assert cfg.grant_for(cfg.consumers[0]).conditions == {
+        "ArnLike": {"aws:PrincipalArn": [PATTERN]}, "StringEquals": {"aws:PrincipalOrgID": "o-a1b2c3d4e5"}}

@@ -27,8 +27,11 @@ FOREIGN = {
 }
 
 
+PATTERN = f"arn:aws:iam::{ACCT}:role/analytics-*"
+
+
 def acct() -> pm.Grantee:
-    return pm.Grantee.for_account(ACCT)
+    return pm.Grantee.for_account(ACCT, principal_arn_like=[PATTERN])
 
 
 @pytest.mark.parametrize("bad", ["", "12345", "1234567890123", "12345678901a", "１２３４５６７８９０１２", "111111111111\n", None])
@@ -42,6 +45,27 @@ def test_account_id_must_be_12_digits(bad):
 def test_role_arn_is_validated(bad):
     with pytest.raises(pm.PolicyError, match="--consumer-role-arn"):
         pm.Grantee.for_role(bad)
+
+
+@pytest.mark.parametrize("kwargs, match", [
+    ({}, "would grant every principal of the account"),
+    ({"principal_arn_like": ["arn:aws:iam::222222222222:role/x"]}, "pattern in account 111111111111"),
+    ({"principal_arn_like": ["*"]}, "--principal-arn-like"),
+    ({"principal_org_id": "org"}, "--principal-org-id 'org'"),
+])
+def test_an_account_is_granted_only_under_a_valid_condition(kwargs, match):
+    with pytest.raises(pm.PolicyError, match=match):
+        pm.Grantee.for_account(ACCT, **kwargs)
+
+
+def test_account_conditions_go_into_every_statement():
+    g = pm.Grantee.for_account(ACCT, principal_arn_like=[PATTERN], principal_org_id="o-a1b2c3d4e5")
+    for stmt in [*pm.bucket_statements(g, "bkt", ["a/"]), pm.queue_statement(g, "arn:aws:sqs:us-east-1:2:q"),
+                 *pm.kms_statements(g, "us-east-1", queue_arn="arn:aws:sqs:us-east-1:2:q",
+                                    bucket_arns=["arn:aws:s3:::bkt"])]:
+        assert stmt["Condition"]["ArnLike"]["aws:PrincipalArn"] == [PATTERN], stmt["Sid"]
+        assert stmt["Condition"]["StringEquals"]["aws:PrincipalOrgID"] == "o-a1b2c3d4e5", stmt["Sid"]
+    assert "Condition" not in pm.queue_statement(pm.Grantee.for_role(ROLE), "arn:aws:sqs:us-east-1:2:q")
 
 
 def test_role_grantee_takes_account_and_partition_from_arn():
@@ -60,16 +84,13 @@ def test_sid_namespaces_do_not_overlap():
             assert x == y or not y.startswith(x)
 
 
-def test_bucket_statements_limit_get_and_list_to_prefixes():
+def test_bucket_statements_grant_only_get_object_under_each_prefix():
     stmts = pm.bucket_statements(acct(), "bkt", ["landing/a/", "landing/b/"])
-    assert len(stmts) == 4
-    gets = [s for s in stmts if s["Action"] == "s3:GetObject"]
-    lists = [s for s in stmts if s["Action"] == "s3:ListBucket"]
-    assert sorted(s["Resource"] for s in gets) == ["arn:aws:s3:::bkt/landing/a/*", "arn:aws:s3:::bkt/landing/b/*"]
-    assert sorted(s["Condition"]["StringLike"]["s3:prefix"] for s in lists) == ["landing/a/*", "landing/b/*"]
-    assert all(s["Resource"] == "arn:aws:s3:::bkt" for s in lists)
+    # No s3:ListBucket: the connector reads only the keys its queue announces.
+    assert [s["Action"] for s in stmts] == ["s3:GetObject", "s3:GetObject"]
+    assert sorted(s["Resource"] for s in stmts) == ["arn:aws:s3:::bkt/landing/a/*", "arn:aws:s3:::bkt/landing/b/*"]
     assert all(s["Principal"] == {"AWS": f"arn:aws:iam::{ACCT}:root"} for s in stmts)
-    assert len({s["Sid"] for s in stmts}) == 4
+    assert len({s["Sid"] for s in stmts}) == 2
     # Deterministic: the same input gives the same Sids on every run.
     assert [s["Sid"] for s in stmts] == [s["Sid"] for s in pm.bucket_statements(acct(), "bkt", ["landing/a/", "landing/b/"])]
 
@@ -112,6 +133,33 @@ def test_changed_own_statement_is_replaced_in_place():
     after = pm.merge_statements(doc, [new])
     assert after["Statement"][1] == new
     assert [s for i, s in enumerate(after["Statement"]) if i != 1] == FOREIGN["Statement"]
+    # ... and the plan names it as a conflict, which the command line refuses without --force.
+    plan = pm.plan_grant(json.dumps(doc), [new], "queue policy of q")
+    assert plan.conflicts == (new["Sid"],)
+    (why,) = pm.refusals(plan, "queue policy of q", revoke=False, policy_owner=None)
+    assert new["Sid"] in why and "--force" in why
+    assert pm.refusals(plan, "queue policy of q", revoke=True, policy_owner=None) == []
+
+
+def test_a_template_owned_policy_is_refused_for_grants_only():
+    plan = pm.plan_grant(json.dumps(FOREIGN), [pm.queue_statement(acct(), "arn:aws:sqs:us-east-1:2:q")], "p")
+    assert plan.conflicts == ()
+    (why,) = pm.refusals(plan, "queue policy of q", revoke=False, policy_owner="S3SqsStreaming")
+    assert "stack S3SqsStreaming" in why and "cdk.json entry" in why and "--force" in why
+    unchanged = pm.plan_grant(json.dumps(plan.after), [pm.queue_statement(acct(), "arn:aws:sqs:us-east-1:2:q")], "p")
+    assert pm.refusals(unchanged, "q", revoke=False, policy_owner="S3SqsStreaming") == []
+
+
+def test_grant_drops_the_list_bucket_statements_of_earlier_versions():
+    legacy = {"Sid": next(iter(pm.legacy_bucket_sids(acct(), ["a/"]))), "Effect": "Allow",
+              "Principal": {"AWS": f"arn:aws:iam::{ACCT}:root"}, "Action": "s3:ListBucket", "Resource": "arn:aws:s3:::bkt"}
+    doc = copy.deepcopy(FOREIGN)
+    doc["Statement"].append(legacy)
+    plan = pm.plan_grant(json.dumps(doc), pm.bucket_statements(acct(), "bkt", ["a/"]), "p",
+                         obsolete=pm.legacy_bucket_sids(acct(), ["a/"]).__contains__)
+    assert legacy["Sid"] not in {s.get("Sid") for s in plan.after["Statement"]}
+    assert plan.after["Statement"][:3] == FOREIGN["Statement"]
+    assert pm.bucket_sid_matcher(acct(), ["a/"])(legacy["Sid"])  # a revoke takes it too
 
 
 def test_revoke_removes_only_this_grantees_statements():
@@ -169,7 +217,7 @@ def test_duplicate_own_sid_is_refused():
 
 def test_single_statement_object_is_accepted():
     doc = {"Version": "2012-10-17", "Statement": FOREIGN["Statement"][0]}
-    after = pm.merge_statements(doc, [pm.topic_statement(acct(), "arn:aws:sns:us-east-1:222222222222:t")])
+    after = pm.merge_statements(doc, [pm.queue_statement(acct(), "arn:aws:sqs:us-east-1:222222222222:q")])
     assert after["Statement"][0] == FOREIGN["Statement"][0] and len(after["Statement"]) == 2
 
 
@@ -184,26 +232,49 @@ def test_diff_shows_only_our_lines_as_added():
     assert diff.startswith("--- queue policy of q (current)")
 
 
-def test_topic_statement_allows_only_sqs_endpoints_of_the_consumer():
-    s = pm.topic_statement(acct(), "arn:aws:sns:us-east-1:222222222222:t")
-    assert s["Action"] == "sns:Subscribe"
-    assert s["Condition"]["StringLike"]["sns:Endpoint"] == f"arn:aws:sqs:*:{ACCT}:*"
-    assert s["Condition"]["StringEquals"]["sns:Protocol"] == "sqs"
+def test_subscription_filters_on_the_prefixes_unless_one_is_the_whole_bucket():
+    q = f"arn:aws:sqs:us-east-1:{ACCT}:mine"
+    assert pm.subscription(q, ["a/", "b/"]) == {
+        "Protocol": "sqs", "Endpoint": q, "RawMessageDelivery": "true", "FilterPolicyScope": "MessageBody",
+        "FilterPolicy": {"Records": {"s3": {"object": {"key": [{"prefix": "a/"}, {"prefix": "b/"}]}}}}}
+    assert "FilterPolicy" not in pm.subscription(q, ["a/", ""])
 
 
-def test_kms_statement_is_limited_to_s3_and_sqs():
-    s = pm.kms_statement(acct(), "eu-west-1", ["sqs", "s3"])
-    assert s["Action"] == ["kms:Decrypt", "kms:DescribeKey"]
-    assert s["Condition"]["StringEquals"]["kms:ViaService"] == ["s3.eu-west-1.amazonaws.com", "sqs.eu-west-1.amazonaws.com"]
+def test_kms_statements_pin_the_service_and_the_encryption_context():
+    q = "arn:aws:sqs:eu-west-1:222222222222:q"
+    sqs, s3 = pm.kms_statements(acct(), "eu-west-1", queue_arn=q, bucket_arns=["arn:aws:s3:::bkt"])
+    assert sqs["Action"] == s3["Action"] == ["kms:Decrypt", "kms:DescribeKey"]
+    assert sqs["Condition"]["StringEquals"] == {"kms:ViaService": "sqs.eu-west-1.amazonaws.com",
+                                                "kms:EncryptionContext:aws:sqs:arn": q}
+    assert s3["Condition"]["StringEquals"] == {"kms:ViaService": "s3.eu-west-1.amazonaws.com"}
+    assert s3["Condition"]["ArnLike"]["kms:EncryptionContext:aws:s3:arn"] == ["arn:aws:s3:::bkt", "arn:aws:s3:::bkt/*"]
+    # Nothing through S3 for a bucket the key does not encrypt, nothing at all in topic mode then.
+    assert [x["Sid"] for x in pm.kms_statements(acct(), "eu-west-1", queue_arn=q, bucket_arns=[])] == [sqs["Sid"]]
+    assert pm.kms_statements(acct(), "eu-west-1", queue_arn=None, bucket_arns=[]) == []
+    assert all(pm.kms_sid_matcher(acct())(x["Sid"]) for x in (sqs, s3))
+
+
+@pytest.mark.parametrize("rule, expected", [
+    ({"SSEAlgorithm": "AES256"}, False),
+    ({"SSEAlgorithm": "aws:kms"}, False),  # the AWS-managed key
+    ({"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": "arn:aws:kms:eu-west-1:2:key/k-1"}, True),
+    ({"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": "k-1"}, True),
+    ({"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": "alias/data"}, True),
+    ({"SSEAlgorithm": "aws:kms", "KMSMasterKeyID": "arn:aws:kms:eu-west-1:2:key/other"}, False),
+])
+def test_key_encrypts_bucket(rule, expected):
+    config = {"Rules": [{"ApplyServerSideEncryptionByDefault": rule}]}
+    assert pm.key_encrypts_bucket(config, "arn:aws:kms:eu-west-1:2:key/k-1", ["alias/data"]) is expected
+    assert pm.key_encrypts_bucket(None, "arn:aws:kms:eu-west-1:2:key/k-1") is False
 
 
 def test_consumer_role_policy_mirrors_the_grants():
     p = pm.consumer_role_policy(
         partition="aws", buckets=["bkt"], prefixes=["a/", "b/"], queue_arn="arn:aws:sqs:us-east-1:2:q",
-        topic_arn=None, kms_key_arn="arn:aws:kms:us-east-1:222222222222:key/k",
+        kms_key_arn="arn:aws:kms:us-east-1:222222222222:key/k",
     )
     by_sid = {s["Sid"]: s for s in p["Statement"]}
+    assert set(by_sid) == {"ReadSourceObjects", "ConsumeSourceQueue", "DecryptSourceData"}
     assert by_sid["ReadSourceObjects"]["Resource"] == ["arn:aws:s3:::bkt/a/*", "arn:aws:s3:::bkt/b/*"]
-    assert by_sid["ListSourcePrefixes"]["Condition"]["StringLike"]["s3:prefix"] == ["a/*", "b/*"]
     assert by_sid["ConsumeSourceQueue"]["Action"] == list(QUEUE_CONSUME_ACTIONS)
     assert "Principal" not in by_sid["DecryptSourceData"]  # identity policy: no principal
