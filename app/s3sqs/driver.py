@@ -15,7 +15,7 @@ import time
 from collections import Counter
 from datetime import datetime, timezone
 
-from . import planner, quarantine
+from . import listing, planner, quarantine
 from .events import MessageParseError, ParsedBody, parse_body
 from .files import S3File
 from .index import FileIndex, StateError, u64
@@ -26,6 +26,7 @@ from .storage import lazy_s3_client, open_store
 
 log = logging.getLogger("s3sqs")
 TRIM_INTERVAL_SECONDS = 300
+BACKFILL_DONE = "backfill_done_ms"  # when the last complete listing started
 FIRST_ROUND_WAIT_SECONDS = 1  # the first receive is short, so the first batch comes quickly
 
 
@@ -59,6 +60,8 @@ class Driver:
         self._intake: threading.Thread | None = None
         self._intake_error: BaseException | None = None
         self._intake_rounds = 0
+        self._backfill: threading.Thread | None = None
+        self._backfill_pages = 0
         self._room = threading.Event()    # set when planning made room for the intake
         self._stopping = threading.Event()
 
@@ -68,7 +71,7 @@ class Driver:
             if self.index is not None:
                 return
             o = self.opts
-            s3 = s3_client_factory(o)
+            s3 = self._s3 = s3_client_factory(o)
             self.snapshots = Snapshots(open_store(o.state_location, s3))
             self.quarantine = open_store(o.quarantine_location, s3)
             self.index, self.work_dir = open_index(self.snapshots)
@@ -104,6 +107,7 @@ class Driver:
         if self._intake_error is not None:
             raise self._intake_error
         if self.receiving:
+            self._start_backfill()
             self._start_intake()
         with self._lock:
             idx = self.index
@@ -149,6 +153,8 @@ class Driver:
         self.open()
         self._check_reprocess()
         if not self.opts.reprocessing:
+            if self._backfill_due():
+                self._run_backfill()
             started = now_ms()
             polls = 1
             while True:
@@ -172,6 +178,59 @@ class Driver:
                 log.debug("s3-sqs: state v%d saved (%d files tracked): %d files, %d bytes in %.3f s",
                           snap.version, idx.last_seq, snap.files_uploaded, snap.bytes_uploaded, snap.seconds)
 
+    # -- the backfill: files already there, or never announced --
+    def _backfill_due(self) -> bool:
+        o = self.opts
+        last = self.index.meta(BACKFILL_DONE)
+        if last is None:
+            return o.include_existing_files or o.backfill_interval_seconds is not None
+        interval = o.backfill_interval_seconds
+        return interval is not None and time.time() * 1000 - int(last) >= interval * 1000
+
+    def _start_backfill(self) -> None:
+        if self._backfill is not None and self._backfill.is_alive():
+            return
+        if self.opts.base_path is None or not self._backfill_due():
+            return
+        self._backfill = threading.Thread(target=self._backfill_guarded, name="s3sqs-backfill", daemon=True)
+        self._backfill.start()
+
+    def _backfill_guarded(self) -> None:
+        try:
+            self._run_backfill()
+        except BaseException as e:  # the next offset call raises it: the query fails, naming the cause
+            log.error("s3-sqs: listing %s failed: %s: %s", self.opts.base_path, type(e).__name__, e)
+            self._intake_error = e
+
+    def _run_backfill(self) -> None:
+        """List basePath and record what is new, page by page, through the same index as announced files:
+        a file both listed and announced lands once. The listing is done when it reaches the end; a run
+        that dies before then lists again on its next start."""
+        o = self.opts
+        started, listed, new, t0 = int(time.time() * 1000), 0, 0, time.monotonic()
+        log.info("s3-sqs: listing %s for files not announced", o.base_path)
+        for page in listing.list_pages(o.base_path, self._s3):
+            with self._lock:
+                decisions = planner.decide(page, self.index.seq_of, datetime.now(timezone.utc),
+                                           o.max_file_age_seconds, o.path_glob_filter, o.allow_overwrites)
+                fresh = [(d.dedup_key, d.file) for d in decisions if d.outcome == planner.NEW]
+                if fresh:
+                    self.index.add_files(fresh, {"listed": len(page), "listed_new": len(fresh)})
+                    self.persist()
+                else:
+                    self.index.add_stats({"listed": len(page)})
+            listed, new = listed + len(page), new + len(fresh)
+            self._backfill_pages += 1
+            if self._stopping.is_set():
+                return
+            if listed % 10_000 < listing.PAGE:
+                log.info("s3-sqs: listing %s: %d files so far, %d new (%.0f files/s)", o.base_path, listed, new,
+                         listed / max(1e-3, time.monotonic() - t0))
+        with self._lock:
+            self.index.set_meta(BACKFILL_DONE, str(started).encode())
+            self.persist()
+        log.info("s3-sqs: listed %s: %d files, %d new, in %.1f s", o.base_path, listed, new, time.monotonic() - t0)
+
     # -- the intake --
     def _start_intake(self) -> None:
         if self._intake is not None:
@@ -180,7 +239,11 @@ class Driver:
         self._intake.start()
         # The first round is short: wait for it, so the first batch does not wait a whole trigger.
         deadline = time.monotonic() + self.opts.queue_fetch_wait_timeout_seconds
-        while self._intake_rounds == 0 and self._intake.is_alive() and time.monotonic() < deadline:
+
+        def listing_started() -> bool:
+            return self._backfill is None or not self._backfill.is_alive() or self._backfill_pages > 0
+        while (self._intake_rounds == 0 and self._intake.is_alive() or not listing_started()) \
+                and time.monotonic() < deadline:
             time.sleep(0.02)
 
     def _intake_loop(self) -> None:

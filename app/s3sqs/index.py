@@ -180,6 +180,10 @@ class FileIndex:
             self.dirty = True
         return n
 
+    def set_meta(self, name: str, value: bytes) -> None:
+        self.db.put(b"m" + name.encode(), value)
+        self.dirty = True
+
     def add_stats(self, delta: dict[str, int]) -> None:
         if any(delta.values()):
             self.stats = self._merged_stats(delta)

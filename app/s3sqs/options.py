@@ -28,7 +28,7 @@ SOURCE_OPTIONS = (
     "sqs.longPollingWaitTimeSeconds", "sqs.maxConcurrency", "sqs.maxRetries", "sqs.visibilityTimeoutSeconds",
     "sqs.keepMessageForConsumerError", "reprocessStartBatchId", "reprocessEndBatchId", "reprocessDryRun",
     "stateLocation", "endpointUrl", "allowOverwrites", "maxPartitionBytes", "minPartitions", "quarantineLocation",
-    "onBadFile", "rescuedDataColumn",
+    "onBadFile", "rescuedDataColumn", "includeExistingFiles", "backfillInterval",
 )
 # Accepted for compatibility with the original connector, where they had a meaning; not offered as hints.
 COMPAT_OPTIONS = ("queueType",)
@@ -71,6 +71,8 @@ class SourceOptions:
     on_bad_file: str
     mode: str
     rescued_data_column: str
+    include_existing_files: bool
+    backfill_interval_seconds: float | None
     reader_options: dict = field(default_factory=dict)
 
     @property
@@ -117,6 +119,12 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
         "give the source a durable place for its file index, e.g. .option('stateLocation', "
         "'s3://my-checkpoints/my-query/source-state'); the job's --checkpoint sets it for you"))
     reader = {reader_known[k]: v for k, v in opts.items() if k in reader_known}
+    include_existing = g.boolean("includeExistingFiles", False)
+    backfill = g.duration("backfillInterval", None) if g.string("backfillInterval") else None
+    if (include_existing or backfill) and not g.string("basePath"):
+        name = "includeExistingFiles" if include_existing else "backfillInterval"
+        raise OptionError(f"option '{name}' lists the files under basePath; set basePath to the prefix to list, "
+                          "e.g. .option('basePath', 's3://my-bucket/landing/')")
     mode = str(reader.pop("mode", "PERMISSIVE")).strip().upper()
     if mode not in MODES:
         raise OptionError(f"option 'mode' must be one of {', '.join(MODES)}; got {mode!r}")
@@ -158,6 +166,8 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
         on_bad_file=g.choice("onBadFile", BAD_FILE_ACTIONS) or "quarantine",
         mode=mode,
         rescued_data_column=g.string("rescuedDataColumn") or "_rescued_data",
+        include_existing_files=include_existing,
+        backfill_interval_seconds=backfill,
         reader_options=reader,
     )
 
@@ -244,7 +254,8 @@ def _check_endpoint(url: str | None) -> str | None:
 def _check_base_path(path: str | None) -> str | None:
     if path is None:
         return None
-    if not path.startswith("s3://") or len(path) <= 5:
+    # file:// is for local files, as tests and benchmarks use them.
+    if not (path.startswith("s3://") and len(path) > 5) and not (path.startswith("file:///") and len(path) > 8):
         raise OptionError(f"option 'basePath' must be an s3:// URI like s3://bucket/data/, got {path!r}")
     return path.rstrip("/") + "/"
 

@@ -1,0 +1,96 @@
+"""Backfill by listing on moto: files already in the bucket and files announced meanwhile land once each."""
+import json
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from s3sqs.driver import Driver
+from s3sqs.options import OptionError, parse_options
+from s3sqs.planner import Limit
+from tests.support.aws import clients
+
+EXISTING, NEW = 10_000, 200
+
+
+def opts(w_endpoint, bucket, queue_url, state, **extra):
+    o = {"fileFormat": "csv", "queueUrl": queue_url, "stateLocation": str(state), "endpointUrl": w_endpoint,
+         "queueRegion": "us-east-1", "sqs.longPollingWaitTimeSeconds": "1", "basePath": f"s3://{bucket}/data/",
+         "includeExistingFiles": "true", "maxFilesPerTrigger": "-1"}
+    o.update(extra)
+    return parse_options(o)
+
+
+@pytest.fixture(scope="module")
+def bucket_with_history(moto_endpoint):
+    """A bucket with 10,000 objects put before its notifications were turned on."""
+    s3, sqs = clients(moto_endpoint)
+    bucket = "backfill-history"
+    s3.create_bucket(Bucket=bucket)
+    with ThreadPoolExecutor(16) as pool:
+        list(pool.map(lambda i: s3.put_object(Bucket=bucket, Key=f"data/day={i % 7}/old-{i:05d}.csv", Body=b"1\n"),
+                      range(EXISTING)))
+    s3.put_object(Bucket=bucket, Key="elsewhere/not-listed.csv", Body=b"1\n")
+    q = sqs.create_queue(QueueName=bucket)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=q, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    s3.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={
+        "QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
+    return s3, sqs, bucket, q
+
+
+def test_existing_and_announced_files_land_once_across_a_restart(bucket_with_history, moto_endpoint, tmp_path):
+    s3, sqs, bucket, q = bucket_with_history
+    d = Driver(opts(moto_endpoint, bucket, q, tmp_path / "state"))
+    t0 = time.monotonic()
+    first_end = d.latest_offset(0, Limit(None, None))  # starts the listing and the intake
+    first_batch_s = time.monotonic() - t0
+
+    def announce(i):  # during the listing: new files, and old ones written again
+        s3.put_object(Bucket=bucket, Key=f"data/new-{i:04d}.csv" if i < NEW else f"data/day={i % 7}/old-{i:05d}.csv",
+                      Body=b"2\n")
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(announce, range(NEW + 50)))
+    d._backfill.join(300)
+    listing_s = time.monotonic() - t0
+    deadline = time.monotonic() + 120
+    while d.index.last_seq < EXISTING + NEW and time.monotonic() < deadline:
+        time.sleep(0.5)
+    d.close()  # a restart: the listing is complete, so it is not repeated; duplicates are ignored anyway
+
+    again = Driver(opts(moto_endpoint, bucket, q, tmp_path / "state"))
+    end = again.latest_offset(first_end, Limit(None, None))
+    files = again.files_between(0, end)
+    keys = [f.key for f in files]
+    assert len(keys) == len(set(keys)) == EXISTING + NEW, (len(keys), len(set(keys)))
+    assert "elsewhere/not-listed.csv" not in keys
+    assert sum(f.event_name == "Listing" for f in files) >= EXISTING - 50
+    time.sleep(2)
+    assert again.index.last_seq == EXISTING + NEW  # nothing more arrived: every message was a duplicate
+    again.close()
+    print(f"\nlisting: {EXISTING} objects in {listing_s:.1f} s ({EXISTING / listing_s:.0f}/s); "
+          f"first offset call returned {first_end} files after {first_batch_s:.2f} s")
+
+
+def test_a_listing_cut_short_is_done_again_on_restart(bucket_with_history, moto_endpoint, tmp_path):
+    s3, sqs, bucket, q = bucket_with_history
+    d = Driver(opts(moto_endpoint, bucket, q, tmp_path / "state", pathGlobFilter="*.csv"))
+    d.open()
+    d._stopping.set()  # the listing stops after its first page, as if the job died there
+    d._run_backfill()
+    assert 0 < d.index.last_seq < EXISTING
+    first_page = d.index.last_seq
+    d._stopping.clear()
+    d.close()
+    restarted = Driver(opts(moto_endpoint, bucket, q, tmp_path / "state", pathGlobFilter="*.csv"))
+    restarted.open()
+    restarted._run_backfill()
+    assert restarted.index.last_seq >= EXISTING and restarted.index.stats["listed"] >= EXISTING + first_page
+    keys = [f.key for f in restarted.index.records(1, restarted.index.last_seq)]
+    assert len(keys) == len(set(keys))
+    restarted.close()
+
+
+def test_listing_needs_a_base_path():
+    with pytest.raises(OptionError, match="includeExistingFiles.*set basePath"):
+        parse_options({"fileFormat": "csv", "queueUrl": "https://sqs.us-east-1.amazonaws.com/1/q",
+                       "stateLocation": "/tmp/x", "includeExistingFiles": "true"})
