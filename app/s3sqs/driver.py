@@ -27,7 +27,9 @@ from .storage import lazy_s3_client, open_store
 log = logging.getLogger("s3sqs")
 TRIM_INTERVAL_SECONDS = 300
 BACKFILL_DONE = "backfill_done_ms"  # when the last complete listing started
-FIRST_ROUND_WAIT_SECONDS = 1  # the first receive is short, so the first batch comes quickly
+LISTING_SETTLE_SECONDS = 2  # the first batch waits this long for a listing under way
+FIRST_ROUND_WAIT_SECONDS = 0  # the first receive does not wait, so the first batch comes quickly
+DRAIN_WAIT_SECONDS = 1        # ... but "the queue is empty" is only believed after a real (long) poll
 
 
 def s3_client_factory(o: SourceOptions):
@@ -158,7 +160,7 @@ class Driver:
             started = now_ms()
             polls = 1
             while True:
-                msgs = self.queue.receive_round(polls, FIRST_ROUND_WAIT_SECONDS)
+                msgs = self.queue.receive_round(polls, DRAIN_WAIT_SECONDS)
                 self.ingest(msgs)
                 if not msgs or all(sent_after(m, started) for m in msgs):
                     break
@@ -239,10 +241,12 @@ class Driver:
         self._intake.start()
         # The first round is short: wait for it, so the first batch does not wait a whole trigger.
         deadline = time.monotonic() + self.opts.queue_fetch_wait_timeout_seconds
+        settle = time.monotonic() + LISTING_SETTLE_SECONDS
 
-        def listing_started() -> bool:
-            return self._backfill is None or not self._backfill.is_alive() or self._backfill_pages > 0
-        while (self._intake_rounds == 0 and self._intake.is_alive() or not listing_started()) \
+        def listing_pending() -> bool:  # a short listing goes whole into the first batch
+            listing = self._backfill is not None and self._backfill.is_alive()
+            return listing and (self._backfill_pages == 0 or time.monotonic() < settle)
+        while (self._intake_rounds == 0 and self._intake.is_alive() or listing_pending()) \
                 and time.monotonic() < deadline:
             time.sleep(0.02)
 

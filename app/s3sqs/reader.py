@@ -86,6 +86,9 @@ def read_partition(files: list[S3File], spec: ReadSpec, schema: pa.Schema, batch
                                         dropped=o.parsed.dropped)
             counts["files"] += 1
             counts["rows"] += o.table.num_rows
+            if o.table.num_rows >= TARGET_BATCH_ROWS // 4:  # big enough to go as it is, without a copy
+                yield from _batches([o.table], schema)
+                continue
             tables.append(o.table)
             rows += o.table.num_rows
             if rows >= TARGET_BATCH_ROWS:
@@ -122,7 +125,10 @@ def _settle_failure(filesystems: Filesystems, o: _Outcome, spec: ReadSpec, batch
 
 
 def _batches(tables, schema):
-    combined = pa.concat_tables(tables).combine_chunks()
+    """Few, large batches: small files' rows are combined (a cheap copy), a big file's chunks go as they are."""
+    combined = pa.concat_tables(tables)
+    if len(tables) > 1:
+        combined = combined.combine_chunks()
     for b in combined.to_batches(max_chunksize=TARGET_BATCH_ROWS):
         yield b.cast(schema) if b.schema != schema else b
 

@@ -1,0 +1,198 @@
+#!/usr/bin/env python3
+"""Benchmark: this source against Spark's own file source, on the same local files, into a Parquet sink.
+
+For each format (small JSON-lines files, large CSV files, Parquet) and each Spark (PySpark 4.3 in .venv,
+4.0.2 in .venv-spark40), the two run in turn, in fresh processes, --reps times each, in alternating
+order. A run is timed from the query's start to the moment its sink has committed every row. This
+source finds the files by listing them once (includeExistingFiles, basePath=file://...), which is what
+Spark's file source does too; the queue is an empty one on the local stand-in. It prints rows/s of both
+and the ratio (>1: this source is faster).
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SCHEMA = "id LONG, user STRING, amount DOUBLE, country STRING, ts STRING"
+FORMATS = {
+    # format: (files, rows per file)
+    "json": (2000, 50),
+    "csv": (25, 300_000),       # about 20 MB each
+    "parquet": (50, 100_000),
+}
+SPARKS = {"4.3": ROOT / ".venv" / "bin" / "python", "4.0.2": ROOT / ".venv-spark40" / "bin" / "python"}
+
+
+# ------------------------------------------------------------------------------------------ data
+
+def make_data(root: Path, fmt: str, files: int, rows: int) -> int:
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    import pyarrow.parquet as pq
+    d = root / fmt
+    d.mkdir(parents=True)
+    for f in range(files):
+        ids = pa.array(range(f * rows, (f + 1) * rows), pa.int64())
+        t = pa.table({"id": ids, "user": pa.array([f"user-{i % 9973}" for i in range(rows)]),
+                      "amount": pa.array([(i % 10000) / 7 for i in range(rows)]),
+                      "country": pa.array([("de", "fr", "us", "jp", "br")[i % 5] for i in range(rows)]),
+                      "ts": pa.array([f"2026-11-{1 + i % 28:02d}T12:00:00Z" for i in range(rows)])})
+        path = d / f"part-{f:05d}.{fmt}"
+        if fmt == "parquet":
+            pq.write_table(t, path)
+        elif fmt == "csv":
+            pacsv.write_csv(t, path)
+        else:
+            with open(path, "w") as out:
+                for rec in t.to_pylist():
+                    out.write(json.dumps(rec) + "\n")
+    return files * rows
+
+
+# ---------------------------------------------------------------------------------------- worker
+
+def worker(kind: str, fmt: str, data: Path, out: Path, expected: int, endpoint: str, queue_url: str) -> dict:
+    from pyspark.sql import SparkSession
+    spark = (SparkSession.builder.master("local[2]").appName(f"bench-{kind}")
+             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+             .config("spark.log.level", os.environ.get("BENCH_LOG_LEVEL", "ERROR")).getOrCreate())
+    if kind == "native":
+        reader = spark.readStream.format(fmt).schema(SCHEMA)
+        if fmt == "csv":
+            reader = reader.option("header", "true")
+        df = reader.load(str(data / fmt))
+    else:
+        sys.path.insert(0, str(ROOT / "app"))
+        from job import warm_python_workers
+        from s3sqs.source import register
+        register(spark)
+        opts = {"fileFormat": fmt, "queueUrl": queue_url, "endpointUrl": endpoint, "queueRegion": "us-east-1",
+                "stateLocation": str(out / "state"), "basePath": f"file://{data / fmt}/",
+                "includeExistingFiles": "true", "maxFilesPerTrigger": "-1",
+                "minPartitions": str(spark.sparkContext.defaultParallelism)}
+        if fmt == "csv":
+            opts["header"] = "true"
+        df = spark.readStream.format("s3-sqs").schema(SCHEMA).options(**opts).load()
+        if not os.environ.get("BENCH_NO_WARMUP"):
+            warm_python_workers(spark)  # as the job does, while the query starts
+    t0 = time.perf_counter()
+    if os.environ.get("BENCH_DETAIL"):
+        print(f"query start at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)
+    q = (df.writeStream.format("parquet").option("path", str(out / "table"))
+         .option("checkpointLocation", str(out / "ck")).start())
+    seen, rows = set(), 0
+    while rows < expected:
+        if q.exception():
+            raise SystemExit(f"{kind} {fmt} failed: {q.exception()}")
+        for p in q.recentProgress:
+            if p["batchId"] not in seen and p["numInputRows"]:
+                seen.add(p["batchId"])
+                rows += p["numInputRows"]
+        time.sleep(0.05)
+    seconds = time.perf_counter() - t0
+    if os.environ.get("BENCH_DETAIL"):
+        for p in q.recentProgress:
+            print(json.dumps({"batch": p["batchId"], "at": p["timestamp"], "rows": p["numInputRows"], **p["durationMs"]}),
+                  file=sys.stderr)
+    q.stop()
+    spark.stop()
+    return {"seconds": seconds, "rows": rows, "batches": len(seen)}
+
+
+# ------------------------------------------------------------------------------------ orchestrator
+
+def run_one(python: Path, kind: str, fmt: str, data: Path, expected: int, endpoint: str, queue: str) -> dict:
+    out = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-"))
+    try:
+        env = {**os.environ, "PYSPARK_PYTHON": str(python), "PYSPARK_DRIVER_PYTHON": str(python),
+               "SPARK_LOCAL_IP": "127.0.0.1"}
+        r = subprocess.run([str(python), __file__, "--worker", kind, "--format", fmt, "--data", str(data),
+                            "--out", str(out), "--expected", str(expected), "--endpoint", endpoint, "--queue", queue],
+                           env=env, capture_output=True, text=True, timeout=1800)
+        if r.returncode != 0:
+            raise SystemExit(f"{kind} {fmt} failed:\n{r.stderr[-3000:]}")
+        return json.loads(r.stdout.strip().splitlines()[-1])
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--formats", default="json,csv,parquet")
+    p.add_argument("--spark", default="4.0.2,4.3", help="which PySparks, in order (default 4.0.2,4.3)")
+    p.add_argument("--reps", type=int, default=3)
+    p.add_argument("--scale", type=float, default=1.0, help="multiply the number of files (default 1)")
+    p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
+    for name in ("--format", "--data", "--out", "--expected", "--endpoint", "--queue"):
+        p.add_argument(name, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(args.worker, args.format, Path(args.data), Path(args.out), int(args.expected),
+                                args.endpoint, args.queue)))
+        return 0
+
+    formats = [f for f in args.formats.split(",") if f]
+    sparks = [s for s in args.spark.split(",") if s]
+    for f in formats:
+        if f not in FORMATS:
+            p.error(f"--formats: unknown format {f!r}; choose from {', '.join(FORMATS)}")
+    for s in sparks:
+        if s not in SPARKS or not SPARKS[s].exists():
+            p.error(f"--spark: {s!r} is not set up here; choose from {', '.join(SPARKS)} (make setup builds both)")
+    if args.reps < 1:
+        p.error("--reps must be at least 1")
+
+    import boto3
+
+    from ops.local_aws import FAKE_ENV, start_moto_server
+    os.environ.update(FAKE_ENV)
+    server = start_moto_server()
+    data = Path(tempfile.mkdtemp(prefix="bench-read-data-"))
+    try:
+        queue = boto3.client("sqs", endpoint_url=server.endpoint_url, region_name="us-east-1").create_queue(
+            QueueName="bench-read")["QueueUrl"]
+        load = os.getloadavg()[0]
+        print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {load:.1f}; {args.reps} runs each, "
+              f"alternating; times from query start to the last row committed", flush=True)
+        results = []
+        for fmt in formats:
+            files, rows = FORMATS[fmt]
+            files = max(1, int(files * args.scale))
+            expected = make_data(data, fmt, files, rows)
+            size = sum(p.stat().st_size for p in (data / fmt).iterdir())
+            for spark in sparks:
+                times = {"native": [], "s3sqs": []}
+                for rep in range(args.reps):
+                    order = ("native", "s3sqs") if rep % 2 == 0 else ("s3sqs", "native")
+                    for kind in order:
+                        r = run_one(SPARKS[spark], kind, fmt, data, expected, server.endpoint_url, queue)
+                        times[kind].append(r["seconds"])
+                        print(f"  {fmt:8s} Spark {spark:6s} {kind:7s} {r['seconds']:6.1f} s  ({r['batches']} batches)",
+                              flush=True)
+                n, s = statistics.median(times["native"]), statistics.median(times["s3sqs"])
+                ratios = sorted(a / b for a, b in zip(times["native"], times["s3sqs"]))
+                results.append((fmt, spark, files, size, expected, n, s, ratios))
+            shutil.rmtree(data / fmt)
+        print(f"\n{'format':8s} {'Spark':6s} {'files':>6s} {'MB':>6s} {'rows':>9s} {'native rows/s':>14s} "
+              f"{'s3-sqs rows/s':>14s} {'ratio':>6s}  (median; ratios of the paired runs)")
+        for fmt, spark, files, size, expected, n, s, ratios in results:
+            print(f"{fmt:8s} {spark:6s} {files:6d} {size / 1e6:6.0f} {expected:9d} {expected / n:14,.0f} "
+                  f"{expected / s:14,.0f} {n / s:6.2f}  ({', '.join(f'{r:.2f}' for r in ratios)})")
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    finally:
+        server.stop()
+        shutil.rmtree(data, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
