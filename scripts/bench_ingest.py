@@ -6,7 +6,8 @@ script uploads the same files to two fresh bucket -> queue pairs, then:
 - ceiling: a bare boto3 consumer, as parallel as the source (receive 10 at a time, GET every object,
   parse it with pyarrow, delete the messages), with no Spark and no state;
 - connector: app/job.py --until-drained, timed from its first planned batch to its last commit.
-It prints both rates and their ratio (1.0 = the connector is as fast as moto allows).
+It prints both times, their ratio (1.0 = the connector is as fast as moto allows), and what each paid in
+SQS calls (receive + delete + visibility) per file; --reps runs alternate their order.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ import argparse
 import io
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
@@ -29,6 +31,8 @@ import pyarrow.json as pajson
 from ops.local_aws import FAKE_ENV, start_moto_server
 from ops.local_spark import job_command, job_env
 from ops.sink import committed_rows
+from s3sqs.snapshots import Snapshots, read_status
+from s3sqs.storage import LocalStore
 
 REGION = "us-east-1"
 
@@ -53,10 +57,10 @@ def upload(s3, bucket: str, files: int, rows: int) -> None:
         list(pool.map(put, range(files)))
 
 
-def ceiling(s3, sqs, queue_url: str, files: int, concurrency: int) -> tuple[float, int]:
-    """Receive, read and delete everything with plain boto3; returns (seconds, rows)."""
+def ceiling(s3, sqs, queue_url: str, files: int, concurrency: int) -> tuple[float, int, int]:
+    """Receive, read and delete everything with plain boto3; returns (seconds, rows, SQS calls)."""
     t0 = time.perf_counter()
-    done, rows = 0, 0
+    done, rows, calls = 0, 0, 0
 
     def receive(_):
         return sqs.receive_message(QueueUrl=queue_url, MaxNumberOfMessages=10, WaitTimeSeconds=1,
@@ -70,24 +74,25 @@ def ceiling(s3, sqs, queue_url: str, files: int, concurrency: int) -> tuple[floa
 
     with ThreadPoolExecutor(concurrency) as pool:
         while done < files:
-            msgs = [m for batch in pool.map(receive, range(min(concurrency, -(-(files - done) // 10))))
-                    for m in batch]
+            polls = min(concurrency, -(-(files - done) // 10))
+            msgs = [m for batch in pool.map(receive, range(polls)) for m in batch]
             msgs = list({m["MessageId"]: m for m in msgs}.values())
             rows += sum(pool.map(read, msgs))
             chunks = [msgs[i:i + 10] for i in range(0, len(msgs), 10)]
             list(pool.map(lambda c: sqs.delete_message_batch(QueueUrl=queue_url, Entries=[
                 {"Id": str(j), "ReceiptHandle": m["ReceiptHandle"]} for j, m in enumerate(c)]), chunks))
             done += len(msgs)
-    return time.perf_counter() - t0, rows
+            calls += polls + len(chunks)
+    return time.perf_counter() - t0, rows, calls
 
 
-def connector(endpoint: str, queue_url: str, work: Path, max_files: int) -> tuple[float, float, int]:
-    """Run the job until drained; returns (batch window seconds, wall seconds, rows)."""
+def connector(endpoint: str, queue_url: str, work: Path, max_files: int) -> tuple[float, float, int, int]:
+    """Run the job until drained; returns (batch window seconds, wall seconds, rows, SQS calls)."""
     cmd = job_command(
         "--queue-url", queue_url, "--format", "json", "--schema", "id LONG, v STRING",
         "--checkpoint", str(work / "ck"), "--output", str(work / "out"), "--endpoint-url", endpoint,
         "--region", REGION, "--until-drained", "--idle-checks", "2", "--trigger-interval", "0 seconds",
-        "--option", f"maxFilesPerTrigger={max_files}", "--option", "sqs.longPollingWaitTimeSeconds=1")
+        "--option", f"maxFilesPerTrigger={max_files}")
     t0 = time.perf_counter()
     with open(work / "job.log", "wb") as log:
         rc = subprocess.run(cmd, env=job_env(), stdout=log, stderr=subprocess.STDOUT, cwd=ROOT).returncode
@@ -95,7 +100,9 @@ def connector(endpoint: str, queue_url: str, work: Path, max_files: int) -> tupl
     if rc != 0:
         raise SystemExit(f"job failed ({rc}); see {work / 'job.log'}")
     last = max(p.stat().st_mtime for p in (work / "ck" / "commits").iterdir() if p.name.isdigit())
-    return last - source_opened_at(work / "job.log"), wall, len(committed_rows(work / "out", ["id"]))
+    stats = read_status(Snapshots(LocalStore(str(work / "ck" / "source-state"))))["stats"]
+    calls = sum(n for k, n in stats.items() if k.startswith("sqs_calls_") and k != "sqs_calls_GetQueueAttributes")
+    return last - source_opened_at(work / "job.log"), wall, len(committed_rows(work / "out", ["id"])), calls
 
 
 def source_opened_at(log: Path) -> float:
@@ -113,31 +120,48 @@ def main(argv=None) -> int:
     p.add_argument("--rows", type=int, default=100, help="rows per file (default 100)")
     p.add_argument("--max-files-per-trigger", type=int, default=100)
     p.add_argument("--concurrency", type=int, default=8, help="threads for the boto3 ceiling (default 8)")
-    p.add_argument("--keep", help="keep the job's checkpoint, table and log in this folder")
+    p.add_argument("--reps", type=int, default=3, help="runs of each, alternating (default 3)")
+    p.add_argument("--keep", help="keep the job's checkpoints, tables and logs in this folder")
     args = p.parse_args(argv)
+    if args.files < 1 or args.rows < 1 or args.reps < 1:
+        p.error("--files, --rows and --reps must be at least 1")
     os.environ.update(FAKE_ENV)
     server = start_moto_server()
     try:
         with tempfile.TemporaryDirectory() as tmp:
-            work = Path(args.keep) if args.keep else Path(tmp)
-            work.mkdir(parents=True, exist_ok=True)
-            print(f"moto at {server.endpoint_url}; {args.files} JSON files x {args.rows} rows", flush=True)
-            s3a, sqs_a, qa = wire(server.endpoint_url, "bench-ceiling")
-            s3b, _, qb = wire(server.endpoint_url, "bench-connector")
-            upload(s3a, "bench-ceiling", args.files, args.rows)
-            upload(s3b, "bench-connector", args.files, args.rows)
-            print("measuring the boto3 ceiling ...", flush=True)
-            c_secs, c_rows = ceiling(s3a, sqs_a, qa, args.files, args.concurrency)
-            print("running the connector job ...", flush=True)
-            window, wall, rows = connector(server.endpoint_url, qb, work, args.max_files_per_trigger)
-            if rows != args.files * args.rows or c_rows != rows:
-                raise SystemExit(f"row counts differ: ceiling {c_rows}, connector {rows}, "
-                                 f"expected {args.files * args.rows}")
-            print(f"\n{'':12s} {'seconds':>8s} {'files/s':>8s} {'rows/s':>9s}")
-            print(f"{'ceiling':12s} {c_secs:8.1f} {args.files / c_secs:8.1f} {rows / c_secs:9.0f}")
-            print(f"{'connector':12s} {window:8.1f} {args.files / window:8.1f} {rows / window:9.0f}   "
-                  f"(job wall time incl. Spark start-up: {wall:.1f} s)")
-            print(f"ratio connector/ceiling throughput: {c_secs / window:.2f}")
+            root = Path(args.keep) if args.keep else Path(tmp)
+            print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; moto at "
+                  f"{server.endpoint_url}; {args.files} JSON files x {args.rows} rows", flush=True)
+            results = []
+            for rep in range(args.reps):
+                work = root / f"rep-{rep}"
+                work.mkdir(parents=True, exist_ok=True)
+                s3a, sqs_a, qa = wire(server.endpoint_url, f"bench-ceiling-{rep}")
+                s3b, _, qb = wire(server.endpoint_url, f"bench-connector-{rep}")
+                upload(s3a, f"bench-ceiling-{rep}", args.files, args.rows)
+                upload(s3b, f"bench-connector-{rep}", args.files, args.rows)
+                first_ceiling = rep % 2 == 0
+                if first_ceiling:
+                    c_secs, c_rows, c_calls = ceiling(s3a, sqs_a, qa, args.files, args.concurrency)
+                window, wall, rows, calls = connector(server.endpoint_url, qb, work, args.max_files_per_trigger)
+                if not first_ceiling:
+                    c_secs, c_rows, c_calls = ceiling(s3a, sqs_a, qa, args.files, args.concurrency)
+                if rows != args.files * args.rows or c_rows != rows:
+                    raise SystemExit(f"row counts differ: ceiling {c_rows}, connector {rows}, "
+                                     f"expected {args.files * args.rows}")
+                results.append((c_secs, window, wall, c_calls, calls))
+                print(f"  run {rep + 1}: ceiling {c_secs:5.1f} s, connector {window:5.1f} s (job {wall:.0f} s with "
+                      f"Spark start-up); time ratio {window / c_secs:.2f}", flush=True)
+            c_secs = statistics.median(r[0] for r in results)
+            window = statistics.median(r[1] for r in results)
+            ratios = sorted(r[1] / r[0] for r in results)
+            print(f"\n{'':12s} {'seconds':>8s} {'files/s':>8s} {'SQS calls/file':>15s}")
+            print(f"{'ceiling':12s} {c_secs:8.1f} {args.files / c_secs:8.1f} "
+                  f"{statistics.median(r[3] for r in results) / args.files:15.3f}")
+            print(f"{'connector':12s} {window:8.1f} {args.files / window:8.1f} "
+                  f"{statistics.median(r[4] for r in results) / args.files:15.3f}")
+            print(f"connector time / ceiling time: {statistics.median(ratios):.2f} (runs: "
+                  f"{', '.join(f'{r:.2f}' for r in ratios)}); load average now {os.getloadavg()[0]:.1f}")
     finally:
         server.stop()
     return 0

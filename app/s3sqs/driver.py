@@ -13,6 +13,7 @@ import logging
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
 from . import listing, planner, quarantine
@@ -61,11 +62,13 @@ class Driver:
         self._reprocess_checked = False
         self._intake: threading.Thread | None = None
         self._intake_error: BaseException | None = None
-        self._intake_rounds = 0
+        self._caught_up = threading.Event()  # the intake has seen the queue run dry, or has a batch's worth
         self._backfill: threading.Thread | None = None
         self._backfill_pages = 0
+        self._sqs_counted: dict[str, int] = {}
         self._room = threading.Event()    # set when planning made room for the intake
         self._stopping = threading.Event()
+        self._deleter = ThreadPoolExecutor(max_workers=1, thread_name_prefix="s3sqs-delete")
 
     # -- lifecycle --
     def open(self) -> None:
@@ -78,7 +81,8 @@ class Driver:
             self.quarantine = open_store(o.quarantine_location, s3)
             self.index, self.work_dir = open_index(self.snapshots)
             self.queue = QueueClient(sqs_client(o.queue_region, o.endpoint_url, o.max_retries, o.max_concurrency),
-                                     o.queue_url, o.visibility_timeout_seconds, o.max_concurrency)
+                                     o.queue_url, o.visibility_timeout_seconds, o.max_concurrency,
+                                     parallel_deletes=o.endpoint_url is None)
             log.info("s3-sqs source on %s: %d files tracked, committed up to %d",
                      o.queue_url, self.index.last_seq, self.index.committed_seq)
 
@@ -89,6 +93,7 @@ class Driver:
         self._room.set()
         if self._intake is not None:
             self._intake.join(self.opts.long_poll_wait_seconds + 30)
+        self._deleter.shutdown(wait=True)
         with self._lock:
             if self.index is not None:
                 self.index.db.close()
@@ -122,6 +127,7 @@ class Driver:
             sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
             end = planner.batch_end(base, last, limit, sizes)
             idx.record_batch(base, end)
+            self._count_sqs_calls()
             self.persist()  # durable before Spark logs the offset
             if end > base or self._since_batch:
                 self._log_batch(base, end)
@@ -239,14 +245,15 @@ class Driver:
             return
         self._intake = threading.Thread(target=self._intake_loop, name="s3sqs-intake", daemon=True)
         self._intake.start()
-        # The first round is short: wait for it, so the first batch does not wait a whole trigger.
+        # Wait until the queue has run dry (or a batch is full), so the first batch is a full one and does
+        # not wait a whole trigger; the first receive does not wait, so an empty queue costs nothing.
         deadline = time.monotonic() + self.opts.queue_fetch_wait_timeout_seconds
         settle = time.monotonic() + LISTING_SETTLE_SECONDS
 
         def listing_pending() -> bool:  # a short listing goes whole into the first batch
             listing = self._backfill is not None and self._backfill.is_alive()
             return listing and (self._backfill_pages == 0 or time.monotonic() < settle)
-        while (self._intake_rounds == 0 and self._intake.is_alive() or listing_pending()) \
+        while (not self._caught_up.is_set() and self._intake.is_alive() or listing_pending()) \
                 and time.monotonic() < deadline:
             time.sleep(0.02)
 
@@ -258,6 +265,7 @@ class Driver:
                     room = planner.intake_room(self.index.last_seq - self.index.planned_end,
                                                self.opts.max_files_per_trigger)
                 if room == 0:
+                    self._caught_up.set()
                     self._room.wait(1)
                     self._room.clear()
                     continue
@@ -266,7 +274,10 @@ class Driver:
                 if self._stopping.is_set():
                     break
                 self.ingest(msgs)
-                self._intake_rounds += 1
+                full = self.opts.max_files_per_trigger is not None and \
+                    self.index.last_seq - self.index.planned_end >= self.opts.max_files_per_trigger
+                if full or len(msgs) < polls * planner.SQS_BATCH:
+                    self._caught_up.set()
                 polls, wait = planner.next_polls(polls, len(msgs), self.opts.max_concurrency), \
                     self.opts.long_poll_wait_seconds
         except BaseException as e:  # the next offset call raises it: the query fails, naming the cause
@@ -293,7 +304,17 @@ class Driver:
         for m, fate, keep in zip(messages, r.fates, r.keep):
             log.debug("s3-sqs: message %s: %s; %s", m.message_id, fate,
                       "left for the dead-letter queue" if keep else "deleted")
-        failed = self.queue.delete([m for m, keep in zip(messages, r.keep) if not keep])
+        # Deleting is off the intake's path: the files are durable, and a message whose delete is lost to a
+        # crash comes back and dedups.
+        self._deleter.submit(self._delete, [m for m, keep in zip(messages, r.keep) if not keep])
+
+    def _delete(self, messages: list[Message]) -> None:
+        try:
+            failed = self.queue.delete(messages)
+        except Exception as e:  # they come back after their visibility timeout and dedup then
+            log.warning("s3-sqs: deleting %d settled messages failed (%s: %s); they will be received again and "
+                        "ignored as duplicates", len(messages), type(e).__name__, e)
+            failed = messages
         if failed:
             with self._lock:
                 self.index.add_stats({"messages_not_deleted": len(failed)})
@@ -326,6 +347,13 @@ class Driver:
             n = idx.trim_older_than(cutoff_ms)
             if n:
                 log.info("s3-sqs: forgot %d files older than maxFileAge", n)
+
+    def _count_sqs_calls(self) -> None:
+        """SQS calls made since the last count, into the index's stats (what the queue costs per file)."""
+        calls = dict(self.queue.calls)
+        delta = {f"sqs_calls_{k}": n - self._sqs_counted.get(k, 0) for k, n in calls.items()}
+        self._sqs_counted = calls
+        self.index.add_stats(delta)
 
     def _log_commit(self, end: int, records: list[dict]) -> None:
         if not records:

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Benchmark: how long a trickle of files waits, from its upload to its rows committed in the sink.
+
+One small JSON file a second for --seconds, a 5-second trigger, a Parquet sink. This source reads them as
+S3 announces them (S3 -> SQS on the local stand-in); Spark's own file source lists a local directory
+that gets the same files (written whole, then renamed into place). The two run one after the other, in
+fresh processes, --reps times each in alternating order. A file's latency is the time from its upload
+to the commit of the sink batch that holds its rows. It prints median and p95 of both and the ratio.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+SPARKS = {"4.3": ROOT / ".venv" / "bin" / "python", "4.0.2": ROOT / ".venv-spark40" / "bin" / "python"}
+SCHEMA = "id LONG, sent DOUBLE"
+
+
+def percentile(values: list[float], q: float) -> float:
+    s = sorted(values)
+    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
+
+
+def batch_commit_times(table: Path) -> dict[str, float]:
+    """Each committed output file -> when its batch was committed (the sink log entry's mtime)."""
+    out = {}
+    for entry in (table / "_spark_metadata").iterdir():
+        if not entry.name.split(".")[0].isdigit():
+            continue
+        for line in entry.read_text().splitlines()[1:]:
+            rec = json.loads(line)
+            out[Path(rec["path"].removeprefix("file://").removeprefix("file:")).name] = entry.stat().st_mtime
+    return out
+
+
+def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, bucket: str, queue: str) -> dict:
+    import boto3
+    import pyarrow.parquet as pq
+    from pyspark.sql import SparkSession
+    spark = (SparkSession.builder.master("local[2]").appName(f"latency-{kind}")
+             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+             .config("spark.log.level", "ERROR").getOrCreate())
+    landing = work / "landing"
+    landing.mkdir(parents=True)
+    if kind == "native":
+        df = spark.readStream.format("json").schema(SCHEMA).load(str(landing))
+    else:
+        sys.path.insert(0, str(ROOT / "app"))
+        from job import warm_python_workers
+        from s3sqs.source import register
+        register(spark)
+        df = (spark.readStream.format("s3-sqs").schema(SCHEMA)
+              .options(fileFormat="json", queueUrl=queue, endpointUrl=endpoint, queueRegion="us-east-1",
+                       stateLocation=str(work / "state"), minPartitions="2").load())
+        warm_python_workers(spark)
+    q = (df.writeStream.format("parquet").option("path", str(work / "table"))
+         .option("checkpointLocation", str(work / "ck")).trigger(processingTime=trigger).start())
+    while not q.recentProgress:  # started and ran its first (empty) trigger
+        time.sleep(0.1)
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    sent: dict[int, float] = {}
+
+    def trickle():
+        for i in range(seconds):
+            body = json.dumps({"id": i, "sent": time.time()}).encode() + b"\n"
+            if kind == "native":
+                tmp = work / f".tmp-{i}"
+                tmp.write_bytes(body)
+                os.rename(tmp, landing / f"f-{i:04d}.json")
+            else:
+                s3.put_object(Bucket=bucket, Key=f"trickle/{kind}-{work.name}/f-{i:04d}.json", Body=body)
+            sent[i] = time.time()
+            time.sleep(max(0.0, 1.0 - (time.time() % 1.0)))
+    t = threading.Thread(target=trickle)
+    t.start()
+    t.join()
+    deadline = time.time() + 180
+    while time.time() < deadline:
+        if q.exception():
+            raise SystemExit(f"{kind} failed: {q.exception()}")
+        done = sum(p["numInputRows"] for p in q.recentProgress)
+        if done >= seconds:
+            break
+        time.sleep(0.2)
+    time.sleep(1)
+    q.stop()
+    spark.stop()
+    commits = batch_commit_times(work / "table")
+    latencies = []
+    for name, committed in commits.items():
+        for row in pq.read_table(work / "table" / name).to_pylist():
+            latencies.append(committed - sent[row["id"]])
+    if len(latencies) != seconds:
+        raise SystemExit(f"{kind}: {len(latencies)} of {seconds} files reached the sink")
+    return {"median": statistics.median(latencies), "p95": percentile(latencies, 0.95), "files": len(latencies)}
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--seconds", type=int, default=60, help="files uploaded, one a second (default 60)")
+    p.add_argument("--trigger", default="5 seconds", help="trigger interval of both queries (default 5 seconds)")
+    p.add_argument("--spark", default="4.0.2,4.3", help="which PySparks, in order (default 4.0.2,4.3)")
+    p.add_argument("--reps", type=int, default=2)
+    p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
+    for name in ("--work", "--endpoint", "--bucket", "--queue"):
+        p.add_argument(name, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(args.worker, Path(args.work), args.seconds, args.trigger, args.endpoint, args.bucket,
+                                args.queue)))
+        return 0
+    sparks = [s for s in args.spark.split(",") if s]
+    for s in sparks:
+        if s not in SPARKS or not SPARKS[s].exists():
+            p.error(f"--spark: {s!r} is not set up here; choose from {', '.join(SPARKS)}")
+    if args.seconds < 5 or args.reps < 1:
+        p.error("--seconds must be at least 5 and --reps at least 1")
+
+    import boto3
+
+    from ops.local_aws import FAKE_ENV, start_moto_server
+    os.environ.update(FAKE_ENV)
+    server = start_moto_server()
+    try:
+        s3 = boto3.client("s3", endpoint_url=server.endpoint_url, region_name="us-east-1")
+        sqs = boto3.client("sqs", endpoint_url=server.endpoint_url, region_name="us-east-1")
+        print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
+              f"1 file/s for {args.seconds} s, trigger {args.trigger}", flush=True)
+        rows = []
+        for spark in sparks:
+            res = {"native": [], "s3sqs": []}
+            for rep in range(args.reps):
+                for kind in (("native", "s3sqs") if rep % 2 == 0 else ("s3sqs", "native")):
+                    name = f"lat-{spark.replace('.', '')}-{rep}-{kind}"
+                    s3.create_bucket(Bucket=name)
+                    queue = sqs.create_queue(QueueName=name)["QueueUrl"]
+                    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+                    s3.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration={
+                        "QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
+                    work = Path(tempfile.mkdtemp(prefix=f"{name}-"))
+                    py = SPARKS[spark]
+                    env = {**os.environ, "PYSPARK_PYTHON": str(py), "PYSPARK_DRIVER_PYTHON": str(py),
+                           "SPARK_LOCAL_IP": "127.0.0.1"}
+                    try:
+                        r = subprocess.run([str(py), __file__, "--worker", kind, "--work", str(work), "--seconds",
+                                            str(args.seconds), "--trigger", args.trigger, "--endpoint",
+                                            server.endpoint_url, "--bucket", name, "--queue", queue],
+                                           env=env, capture_output=True, text=True, timeout=900)
+                        if r.returncode != 0:
+                            raise SystemExit(f"{kind} failed:\n{r.stderr[-3000:]}")
+                        out = json.loads(r.stdout.strip().splitlines()[-1])
+                    finally:
+                        shutil.rmtree(work, ignore_errors=True)
+                    res[kind].append(out)
+                    print(f"  Spark {spark:6s} {kind:7s} median {out['median']:5.1f} s  p95 {out['p95']:5.1f} s",
+                          flush=True)
+            rows.append((spark, res))
+        print(f"\n{'Spark':6s} {'native median/p95':>18s} {'s3-sqs median/p95':>18s} {'ratio (median)':>15s}")
+        for spark, res in rows:
+            nm = statistics.median(r["median"] for r in res["native"])
+            npp = statistics.median(r["p95"] for r in res["native"])
+            sm = statistics.median(r["median"] for r in res["s3sqs"])
+            sp = statistics.median(r["p95"] for r in res["s3sqs"])
+            print(f"{spark:6s} {nm:8.1f} / {npp:6.1f} s {sm:8.1f} / {sp:6.1f} s {sm / nm:15.2f}")
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
