@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ops.errors import OperatorError
+from ops.names import did_you_mean
 
 
 class OutputsError(OperatorError, ValueError):
@@ -53,7 +54,7 @@ class StackOutputs:
         consumers = self._consumers()
         if name not in consumers:
             known = ", ".join(sorted(consumers)) or "none"
-            raise OutputsError(f"unknown consumer {name!r}; the stack defines: {known}")
+            raise OutputsError(f"unknown consumer {name!r}{did_you_mean(name, consumers)}; the stack defines: {known}")
         c = consumers[name]
         try:
             return ConsumerOutputs(
