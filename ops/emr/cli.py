@@ -14,10 +14,11 @@ import uuid
 from pathlib import Path
 
 from ops import aws, cli
-from ops.emr import SubmitError, runs
+from ops.emr import SubmitError, preflight, runs
 from ops.emr import aws as emr_aws
 from ops.emr.request import (
     DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR, JobSpec, build_start_job_run_request, consumer_artifact_locations,
+    default_locations,
     validate_request,
 )
 from ops.packaging.build import DEFAULT_DIST, load_manifest
@@ -65,11 +66,19 @@ def submit_parser() -> argparse.ArgumentParser:
 
 
 def _submit(args, out) -> int:
+    # Pre-flight, before anything is read from AWS: the flags the job would reject fail here, in milliseconds.
+    schema = preflight.check_schema(args.schema, args.partition_by)
+    options = preflight.option_pairs(tuple(args.option))
     outputs = cli.stack_outputs(args)
+    consumer = outputs.consumer(args.consumer)
     region = aws.session(args.region).region_name
+    checkpoint = (args.checkpoint or default_locations(outputs, args.consumer)[0]).rstrip("/")
+    preflight.check_options(preflight.job_source_options(args.format, consumer.queue_url, checkpoint, options,
+                                                         region=region), schema)
     manifest = load_manifest(args.dist)
     spec = JobSpec(
-        consumer=args.consumer, format=args.format, schema=args.schema, output=args.output,
+        # The canonical form: the job's DataStreamReader.schema() refuses `name: type` columns that pass here.
+        consumer=args.consumer, format=args.format, schema=schema.ddl, output=args.output,
         checkpoint=args.checkpoint, partition_by=args.partition_by, options=tuple(args.option),
         until_drained=args.until_drained, region=region, name=args.name,
         trigger_interval=args.trigger_interval, max_failed_attempts_per_hour=args.max_failed_attempts_per_hour,

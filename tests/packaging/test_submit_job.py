@@ -136,7 +136,8 @@ def test_submit_uploads_artifacts_and_sends_the_dry_run_request(stack, built_dis
     assert flag["--queue-url"] == consumer["queueUrl"]
     assert flag["--checkpoint"] == consumer["checkpointUri"].rstrip("/")
     assert flag["--output"] == consumer["outputUri"].rstrip("/")
-    assert flag["--schema"] == SCHEMA and flag["--format"] == "csv" and flag["--region"] == REGION
+    # The schema travels in the canonical form every Spark entry point reads.
+    assert flag["--schema"] == "`id` BIGINT, `name` STRING" and flag["--format"] == "csv" and flag["--region"] == REGION
     assert flag["--option"] == "maxFilesPerTrigger=100" and flag["--partition-by"] == "name"
     assert "--until-drained" not in args
 
@@ -258,3 +259,51 @@ def test_second_run_on_the_same_checkpoint_is_refused(stack, built_dist, moto_en
     rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--checkpoint", "s3://elsewhere/ck", "--apply")
     assert rc == 0, err
 
+
+@pytest.mark.parametrize("extra, message", [
+    (["--schema", "id LONG, name STRNG"],
+     "submit-job: error: --schema: unknown type 'STRNG' for column 'name' at character 15"),
+    (["--partition-by", "day"], "submit-job: error: --partition-by: column 'day' is not in --schema; its columns are: "
+                                "id, name"),
+    (["--option", "maxFilesPerTriger=5"],
+     "submit-job: error: --option: unknown option 'maxfilespertriger' for format s3-sqs; "
+     "did you mean 'maxFilesPerTrigger'?"),
+    (["--option", "maxFilesPerTrigger=many"], "submit-job: error: --option: option 'maxFilesPerTrigger'"),
+    (["--option", "partitionColumns=Name"],
+     "submit-job: error: --option partitionColumns: column 'Name' is not in --schema (did you mean 'name'?)"),
+    (["--option", "header"], "submit-job: error: --option 'header' must look like key=value"),
+    (["--format", "jsn"], "argument --format: 'jsn' is not a file format (did you mean 'json'?)"),
+])
+@pytest.mark.parametrize("mode", ["--dry-run", "--apply"])
+def test_preflight_refuses_what_the_job_would_refuse_before_any_aws_call(stack, tmp_path, wire, extra, message, mode):
+    """Even without dist/ and without a reachable endpoint: nothing is read from AWS, nothing uploaded or started."""
+    _, outputs_file = stack
+    argv = ["--outputs-file", str(outputs_file), "--consumer", CONSUMER, "--format", "csv", "--schema", SCHEMA,
+            "--dist", str(tmp_path / "no-dist"), "--region", REGION, "--endpoint-url", "http://127.0.0.1:9",
+            mode, *extra]
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "submit-job"), *argv],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
+    assert "Traceback" not in proc.stderr and proc.stdout == ""
+    if not message.startswith("argument"):
+        assert proc.stderr.count("\n") == 1
+
+
+def test_debug_shows_the_traceback_of_a_preflight_error(stack, tmp_path):
+    _, outputs_file = stack
+    err = io.StringIO()
+    with redirect_stderr(err):
+        rc = emr_cli.submit_main(["--outputs-file", str(outputs_file), "--consumer", CONSUMER, "--format", "csv",
+                                  "--schema", "id LONG,", "--dist", str(tmp_path), "--debug"], out=io.StringIO())
+    assert rc == 2 and "Traceback" in err.getvalue()
+    assert err.getvalue().rstrip().endswith("remove the trailing ','")
+
+
+def test_a_schema_with_name_colon_type_columns_is_sent_in_the_form_the_job_s_reader_takes(stack, built_dist):
+    _, outputs_file = stack
+    rc, dry, err = submit(outputs_file, built_dist.dist, "http://127.0.0.1:9", "--schema",
+                          "id: LONG, tags: ARRAY<STRING>, `order date` DATE COMMENT 'local'")
+    assert rc == 0, err
+    assert "dry run: the flags and the request are valid; nothing was uploaded or started. Add --apply" in err
+    args = json.loads(dry)["jobDriver"]["sparkSubmit"]["entryPointArguments"]
+    assert args[args.index("--schema") + 1] == "`id` BIGINT, `tags` ARRAY<STRING>, `order date` DATE COMMENT 'local'"
