@@ -125,7 +125,7 @@ def test_the_canonical_form_is_the_same_schema(text):
     assert parse_schema(schema.ddl) == schema
 
 
-@pytest.mark.parametrize("text, message", SPARK_REJECTS + REFUSED, ids=[v[0] or "empty" for v in SPARK_REJECTS + REFUSED])
+@pytest.mark.parametrize("text, message", SPARK_REJECTS + REFUSED, ids=[v[0] or "(empty)" for v in SPARK_REJECTS + REFUSED])
 def test_invalid_schemas_fail_with_one_line_naming_the_flag_and_where(text, message):
     with pytest.raises(SchemaError) as e:
         parse_schema(text)
