@@ -18,7 +18,12 @@ define spark_submit_ready
 	echo 'export PYSPARK_PYTHON="$${PYSPARK_PYTHON:-$(abspath $(1))/bin/python}"' > $(1)/lib/python3.11/site-packages/pyspark/conf/spark-env.sh
 endef
 
-.PHONY: demo test test-spark40 setup clean
+# The local stack: a moto server with the stack's wiring and its cdk-outputs.json (docs/operations.md).
+PORT ?= 5000
+LOCAL_STACK_DIR ?= .local-stack
+OUTPUTS_FILE ?= cdk-outputs.json
+
+.PHONY: demo test test-spark40 setup clean local-stack local-stack-stop
 
 setup: $(STAMP) $(STAMP40) $(NODE_STAMP)
 
@@ -53,6 +58,12 @@ test: $(STAMP) $(STAMP40) $(NODE_STAMP)
 
 test-spark40: $(STAMP40)
 	$(VENV40)/bin/python -m pytest -q -m "spark or chaos"
+
+local-stack: $(STAMP)
+	$(VENV)/bin/python scripts/local-stack start --port $(PORT) --state-dir $(LOCAL_STACK_DIR) --outputs-file $(OUTPUTS_FILE)
+
+local-stack-stop: $(STAMP)
+	$(VENV)/bin/python scripts/local-stack stop --state-dir $(LOCAL_STACK_DIR)
 
 clean:
 	rm -rf $(VENV) $(VENV40) node_modules dist .pytest_cache
