@@ -45,7 +45,7 @@ class StatePaths:
     @property
     def outputs(self) -> Path:
         """Where the outputs file went, and its sha256 when written."""
-        return self.root / "outputs.json"
+        return self.root / "outputs-written.json"
 
 
 def env_lines(endpoint_url: str) -> list[str]:
