@@ -82,7 +82,8 @@ def load_outputs(path: str | Path, stack_name: str | None = None) -> StackOutput
     """Load one stack's outputs; with one stack in the file, stack_name may be omitted."""
     p = Path(path)
     if not p.is_file():
-        raise OutputsError(f"outputs file {str(p)!r} not found; create it with `cdk deploy --outputs-file {p}`")
+        raise OutputsError(f"outputs file {str(p)!r} not found; create it with `cdk deploy --outputs-file {p}` "
+                           "(or `make local-stack` for a local one)")
     try:
         data = json.loads(p.read_text())
     except json.JSONDecodeError as e:

@@ -274,19 +274,34 @@ def test_second_run_on_the_same_checkpoint_is_refused(stack, built_dist, moto_en
     (["--option", "header"], "submit-job: error: --option 'header' must look like key=value"),
     (["--format", "jsn"], "argument --format: 'jsn' is not a file format (did you mean 'json'?)"),
 ])
-@pytest.mark.parametrize("mode", ["--dry-run", "--apply"])
-def test_preflight_refuses_what_the_job_would_refuse_before_any_aws_call(stack, tmp_path, wire, extra, message, mode):
-    """Even without dist/ and without a reachable endpoint: nothing is read from AWS, nothing uploaded or started."""
+def test_preflight_refuses_what_the_job_would_refuse_before_any_aws_call(stack, tmp_path, wire, extra, message):
+    """Even with --apply, without dist/ and with no reachable endpoint: nothing is read from AWS, nothing uploaded
+    or started; one line on stderr."""
     _, outputs_file = stack
     argv = ["--outputs-file", str(outputs_file), "--consumer", CONSUMER, "--format", "csv", "--schema", SCHEMA,
             "--dist", str(tmp_path / "no-dist"), "--region", REGION, "--endpoint-url", "http://127.0.0.1:9",
-            mode, *extra]
+            "--apply", *extra]
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stderr(err):
+        try:
+            rc = emr_cli.submit_main(argv, out=out)
+        except SystemExit as e:  # argparse's own errors (--format) end the parser
+            rc = e.code
+    assert rc == 2 and message in err.getvalue(), err.getvalue()
+    assert "Traceback" not in err.getvalue() and out.getvalue() == "" and wire.requests == []
+    if not message.startswith("argument"):
+        assert err.getvalue().count("\n") == 1
+
+
+def test_preflight_runs_in_the_script_and_in_a_dry_run_too(stack, tmp_path):
+    _, outputs_file = stack
+    argv = ["--outputs-file", str(outputs_file), "--consumer", CONSUMER, "--format", "csv",
+            "--schema", "id LONG, name STRNG", "--dist", str(tmp_path / "no-dist"), "--dry-run"]
     proc = subprocess.run([sys.executable, str(REPO / "scripts" / "submit-job"), *argv],
                           capture_output=True, text=True, timeout=60)
-    assert proc.returncode == 2 and message in proc.stderr, proc.stderr
-    assert "Traceback" not in proc.stderr and proc.stdout == ""
-    if not message.startswith("argument"):
-        assert proc.stderr.count("\n") == 1
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == ("submit-job: error: --schema: unknown type 'STRNG' for column 'name' at character 15 "
+                           "near 'id LONG, name STRNG'; did you mean STRING?\n")
 
 
 def test_debug_shows_the_traceback_of_a_preflight_error(stack, tmp_path):
