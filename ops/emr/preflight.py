@@ -12,7 +12,9 @@ from s3sqs.options import OptionError, parse_options
 from ops.emr import SubmitError
 from ops.names import did_you_mean
 
-STATE_DIR = "source-state"  # app/job.py keeps the source's file index in CHECKPOINT/source-state
+# Where app/job.py keeps the source's file index and quarantined files, under --checkpoint.
+STATE_DIR = "source-state"
+QUARANTINE_DIR = "quarantine"
 
 
 def option_pairs(items: tuple[str, ...]) -> dict[str, str]:
@@ -38,8 +40,11 @@ def check_schema(schema_text: str, partition_by: tuple[str, ...]) -> Schema:
 
 def job_source_options(fmt: str, queue_url: str, checkpoint: str, options: dict[str, str],
                        region: str | None = None, endpoint_url: str | None = None) -> dict[str, str]:
-    """The source options app/job.py builds from its flags: its own first, then --option, which win."""
-    raw = {"fileFormat": fmt, "queueUrl": queue_url, "stateLocation": f"{checkpoint.rstrip('/')}/{STATE_DIR}"}
+    """The source options app/job.py builds from its flags: its own first, then --option, which win.
+    (tests/packaging/test_preflight.py holds this to app/job.py's source_options.)"""
+    base = checkpoint.rstrip("/")
+    raw = {"fileFormat": fmt, "queueUrl": queue_url, "stateLocation": f"{base}/{STATE_DIR}",
+           "quarantineLocation": f"{base}/{QUARANTINE_DIR}"}
     if endpoint_url:
         raw["endpointUrl"] = endpoint_url
     if region:

@@ -52,7 +52,8 @@ def test_make_local_stack_serves_the_scripts_and_stop_ends_it(tmp_path):
         assert r.returncode == 0 and f"no job runs on application {outputs[STACK_NAME]['EmrApplicationId']}" in r.stdout
         r = run_script("redrive-dlq", "inspect", "--consumer", "ingest", env=env, cwd=tmp_path)
         assert r.returncode == 0 and "messages: 0 (0 visible" in r.stdout, r.stderr
-        r = run_script("onboard-account", "--consumer-account", "111122223333", "--consumer", "analytics",
+        r = run_script("onboard-account", "--consumer-account", "111122223333", "--principal-arn-like",
+                       "arn:aws:iam::111122223333:role/analytics-*", "--consumer", "analytics",
                        "--cdk-json", str(REPO / "cdk.json"), env=env, cwd=tmp_path)
         assert r.returncode == 0 and "# dry run: 2 of 2 policies would change" in r.stdout, r.stderr
 

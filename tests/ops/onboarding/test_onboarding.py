@@ -565,8 +565,8 @@ def test_list_bucket_of_earlier_versions_goes_and_s3_decrypt_only_where_the_key_
 def test_cdk_context_entry_for_an_account_carries_its_conditions():
     config = pytest.importorskip("infra.config")
     g = pm.Grantee.for_account(CONSUMER, principal_arn_like=[PATTERN], principal_org_id="o-a1b2c3d4e5")
-    frag = ob_request.cdk_context_entry("partner", g, ["landing/"])
-    assert "crossAccountPrincipals" not in frag
+    frag, notes = ob_request.cdk_context_entry("partner", g, ["landing/"])
+    assert "crossAccountPrincipals" not in frag and notes == []
     cfg = config.parse_config({"sourceBucket": {"mode": "new"}, "consumers": frag["consumers"]})
     assert cfg.grant_for(cfg.consumers[0]).conditions == {
         "ArnLike": {"aws:PrincipalArn": [PATTERN]}, "StringEquals": {"aws:PrincipalOrgID": "o-a1b2c3d4e5"}}
