@@ -18,30 +18,45 @@ define spark_submit_ready
 	echo 'export PYSPARK_PYTHON="$${PYSPARK_PYTHON:-$(abspath $(1))/bin/python}"' > $(1)/lib/python3.11/site-packages/pyspark/conf/spark-env.sh
 endef
 
-.PHONY: demo test test-spark40 setup clean
+# The local stack: a moto server with the stack's wiring and its cdk-outputs.json (docs/operations.md).
+PORT ?= 5000
+LOCAL_STACK_DIR ?= .local-stack
+OUTPUTS_FILE ?= cdk-outputs.json
+
+.PHONY: demo test test-spark40 setup clean local-stack local-stack-stop
 
 setup: $(STAMP) $(STAMP40) $(NODE_STAMP)
 
+# pip prints each package it collects and installs: on a fresh machine these steps take minutes, and a
+# banner per step says which one is running and roughly how long it takes.
+PIP_INSTALL = --progress-bar off --no-input --disable-pip-version-check
+
 # Main environment: PySpark 4.3 (newest) plus everything the tests and the CDK app need.
 $(STAMP): pyproject.toml
+	@echo "==> setup 1/3: $(VENV), PySpark 4.3 with the CDK and test tools (the longest step: several minutes on a fresh machine)"
 	$(PY) -m venv $(VENV)
-	$(VENV)/bin/pip install --quiet --upgrade pip
-	$(VENV)/bin/pip install --quiet -e '.[spark,dev]'
+	$(VENV)/bin/pip install $(PIP_INSTALL) --quiet --upgrade pip
+	$(VENV)/bin/pip install $(PIP_INSTALL) -e '.[spark,dev]'
 	$(call spark_submit_ready,$(VENV))
 	touch $@
+	@echo "==> setup 1/3 done: $(VENV)"
 
 # Second environment: PySpark 4.0.2, the version EMR's emr-spark-8.0.0 runs.
 $(STAMP40): pyproject.toml
+	@echo "==> setup 2/3: $(VENV40), PySpark 4.0.2 (EMR's version) for make test (a few minutes on a fresh machine)"
 	$(PY) -m venv $(VENV40)
-	$(VENV40)/bin/pip install --quiet --upgrade pip
-	$(VENV40)/bin/pip install --quiet -e '.[dev]' pyspark==4.0.2
+	$(VENV40)/bin/pip install $(PIP_INSTALL) --quiet --upgrade pip
+	$(VENV40)/bin/pip install $(PIP_INSTALL) -e '.[dev]' pyspark==4.0.2
 	$(call spark_submit_ready,$(VENV40))
 	touch $@
+	@echo "==> setup 2/3 done: $(VENV40)"
 
 # The CDK CLI, pinned exactly in package.json.
 $(NODE_STAMP): package.json package-lock.json
+	@echo "==> setup 3/3: node_modules, the CDK CLI pinned in package.json (npm ci, under a minute)"
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
+	@echo "==> setup 3/3 done: node_modules"
 
 demo: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/python scripts/demo.py
@@ -53,6 +68,12 @@ test: $(STAMP) $(STAMP40) $(NODE_STAMP)
 
 test-spark40: $(STAMP40)
 	$(VENV40)/bin/python -m pytest -q -m "spark or chaos"
+
+local-stack: $(STAMP)
+	$(VENV)/bin/python scripts/local-stack start --port $(PORT) --state-dir $(LOCAL_STACK_DIR) --outputs-file $(OUTPUTS_FILE)
+
+local-stack-stop: $(STAMP)
+	$(VENV)/bin/python scripts/local-stack stop --state-dir $(LOCAL_STACK_DIR)
 
 clean:
 	rm -rf $(VENV) $(VENV40) node_modules dist .pytest_cache

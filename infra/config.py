@@ -6,6 +6,7 @@ line with `-c key=value` arrive as strings; JSON objects and lists are accepted 
 """
 from __future__ import annotations
 
+import difflib
 import json
 import re
 from dataclasses import dataclass, field
@@ -13,7 +14,8 @@ from typing import Any, Mapping
 
 from infra.contract import CONSUMER_NAME_RE, CONSUMER_NAME_RULE, DEFAULT_MAX_RECEIVE_COUNT
 
-# Top-level context keys this module owns; everything else in the context (feature flags) is ignored.
+# Top-level context keys this module owns. Any other key must be CDK's own (below), so that a typo such as
+# `alarm` for `alarms` fails synth instead of silently leaving the defaults in place.
 CONTEXT_KEYS = (
     "sourceBucket",
     "eventFilter",
@@ -23,6 +25,13 @@ CONTEXT_KEYS = (
     "emr",
     "alarms",
 )
+# CDK's own context: feature flags (@aws-cdk/..., @aws-cdk-containers/...), what the CLI passes (aws:cdk:*, such
+# as aws:cdk:version-reporting), and older aws-cdk:* switches.
+CDK_CONTEXT_PREFIXES = ("@aws-cdk", "aws:cdk:", "aws-cdk:")
+# Keys the CLI writes into cdk.json or cdk.context.json: `cli-telemetry`, `cdk acknowledge`, `cdk migrate`.
+CDK_CONTEXT_KEYS = ("cli-telemetry", "acknowledged-issue-numbers", "cdk-migrate")
+# Cached context lookups in cdk.context.json: "<provider>:<name>=<value>:...", e.g. availability-zones:account=...
+_LOOKUP_KEY_RE = re.compile(r"^[a-z][a-z0-9-]*:[^=]*=")
 
 DEFAULT_RELEASE_LABEL = "emr-spark-8.0.0"
 ARCHITECTURES = ("X86_64", "ARM64")
@@ -458,8 +467,29 @@ def _check_grants(consumers: tuple[ConsumerConfig, ...], principals: tuple[str, 
             )
 
 
+def is_cdk_context_key(key: str) -> bool:
+    return key.startswith(CDK_CONTEXT_PREFIXES) or key in CDK_CONTEXT_KEYS or bool(_LOOKUP_KEY_RE.match(key))
+
+
+def check_context_keys(keys) -> None:
+    """Every top-level context key is one of this app's or one of CDK's own."""
+    unknown = sorted(k for k in keys if k not in CONTEXT_KEYS and not is_cdk_context_key(k))
+    if not unknown:
+        return
+    first, others = unknown[0], unknown[1:]
+    by_lower = {c.lower(): c for c in CONTEXT_KEYS}
+    close = difflib.get_close_matches(first.lower(), list(by_lower), n=1, cutoff=0.6)
+    hint = f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
+    also = f"; also unknown: {', '.join(others)}" if others else ""
+    raise ConfigError(
+        f"{first}: unknown top-level context key{hint}; allowed: {', '.join(CONTEXT_KEYS)}, and CDK's own keys "
+        f"(feature flags @aws-cdk..., aws:cdk:..., cli-telemetry){also}"
+    )
+
+
 def parse_config(context: Mapping[str, Any]) -> StackConfig:
     """Build the validated settings from a context mapping (cdk.json's "context", plus -c overrides)."""
+    check_context_keys(context)
     event_filter = _event_filter(context.get("eventFilter"))
     consumers = _consumers(context.get("consumers"), event_filter)
     principals = _principals(context.get("crossAccountPrincipals"), consumers)
@@ -476,5 +506,6 @@ def parse_config(context: Mapping[str, Any]) -> StackConfig:
 
 
 def config_from_node(node: Any) -> StackConfig:
-    """Read this module's keys from a construct node's context (what `cdk synth` passes in)."""
-    return parse_config({k: node.try_get_context(k) for k in CONTEXT_KEYS})
+    """Read the settings from a construct node's context (what `cdk synth` passes in: cdk.json's context,
+    cdk.context.json and -c values), refusing keys that are neither this app's nor CDK's."""
+    return parse_config(dict(node.get_all_context()))

@@ -1,37 +1,65 @@
-"""What every operator command line shares: its common flags, argument types and the way it ends.
+"""What every operator command line shares: its parser, common flags, argument types and the way it ends.
 
-Each tool's cli.py builds its parser from these and runs its command through `run`, so all of them
-report a problem alike: one line on stderr, no traceback, and the tool's documented exit code.
+The conventions (docs/operations.md, "Command-line conventions") live here so that each tool's cli.py
+cannot drift from them:
+
+- a command that changes AWS previews by default; `--apply` acts, `--dry-run` says "preview" explicitly;
+- `--outputs-file` (default cdk-outputs.json) and `--stack` say where the stack's ids come from;
+  `--region` and `--endpoint-url` which AWS; `--debug` shows the traceback of an error;
+- a URL flag ends in `-url`, a file flag in `-file`, a count of items is `--limit N`;
+- flags are spelled out (no abbreviations), enum values are checked with a did-you-mean;
+- exit codes: 0 done, 1 ran but did not succeed (a failed run, an unfinished redrive), 2 a problem to fix
+  before anything ran (one line on stderr, no traceback), 130 interrupted.
 """
 from __future__ import annotations
 
 import argparse
 import sys
-from typing import Callable
+import traceback
+from pathlib import Path
+from typing import Callable, Iterable
 
-from botocore.exceptions import BotoCoreError, ClientError
+from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
 
 from ops.errors import OperatorError
-from ops.stack_outputs import StackOutputs, load_outputs
+from ops.names import did_you_mean
+from ops.stack_outputs import OutputsError, StackOutputs, load_outputs
 
 DEFAULT_OUTPUTS_FILE = "cdk-outputs.json"
+NOT_DONE = 1      # the command ran, and its outcome is not success
+ERROR_EXIT = 2    # a problem to fix before anything ran; argparse uses 2 for bad command lines too
 INTERRUPTED = 130  # what a shell reports for a command stopped by Ctrl-C (128 + SIGINT)
 
 
-# ---------------------------------------------------------------- common flags
+# ---------------------------------------------------------------- parsers and common flags
 
-def add_stack_args(p: argparse.ArgumentParser, *, outputs_default: str | None = DEFAULT_OUTPUTS_FILE,
-                   outputs_help: str = "`cdk deploy --outputs-file` JSON") -> None:
-    """--outputs-file and --stack: where the stack's ids and ARNs come from, so nobody copies them by hand."""
-    default = f" (default {outputs_default})" if outputs_default else ""
-    p.add_argument("--outputs-file", default=outputs_default, metavar="FILE", help=outputs_help + default)
+def parser(prog: str, description: str, **kwargs) -> argparse.ArgumentParser:
+    """A tool's parser. Abbreviations are off: `--max` must not silently mean `--max-failed-attempts-per-hour`,
+    and a retired flag must not match the start of its replacement."""
+    return argparse.ArgumentParser(prog=prog, description=description, allow_abbrev=False, **kwargs)
+
+
+def add_debug_arg(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--debug", action="store_true", help="on an error, show its traceback too")
+
+
+def add_stack_args(p: argparse.ArgumentParser, *, used_for: str = "") -> None:
+    """--outputs-file and --stack: where the stack's ids and ARNs come from, so nobody copies them by hand.
+
+    Left out, --outputs-file is cdk-outputs.json; tools that can work without the file read it only when
+    they need something from it (`used_for` says when).
+    """
+    when = f"; read {used_for}" if used_for else ""
+    p.add_argument("--outputs-file", metavar="FILE",
+                   help=f"`cdk deploy --outputs-file` JSON (default {DEFAULT_OUTPUTS_FILE}{when})")
     p.add_argument("--stack", metavar="NAME", help="stack in the outputs file, when it holds several")
 
 
 def add_aws_args(p: argparse.ArgumentParser) -> None:
     """--region and --endpoint-url: which AWS, or which local stand-in for it."""
     p.add_argument("--region", metavar="REGION", help="AWS region (default: AWS_REGION or the profile's)")
-    p.add_argument("--endpoint-url", metavar="URL", help="AWS API endpoint, e.g. a local moto server")
+    p.add_argument("--endpoint-url", metavar="URL",
+                   help="AWS API endpoint, e.g. the local stack's http://127.0.0.1:5000")
 
 
 def add_consumer_arg(p: argparse.ArgumentParser, *, required: bool = False,
@@ -39,14 +67,57 @@ def add_consumer_arg(p: argparse.ArgumentParser, *, required: bool = False,
     p.add_argument("--consumer", metavar="NAME", required=required, help=help)
 
 
-def stack_outputs(args: argparse.Namespace) -> StackOutputs | None:
-    """The stack outputs that --outputs-file and --stack name; None when a tool's optional --outputs-file is
-    not given."""
-    if not args.outputs_file:
-        if args.stack:
-            raise OperatorError("--stack needs --outputs-file")
+def add_apply_args(p: argparse.ArgumentParser, *, act: str) -> None:
+    """The one way to choose between a preview and the real thing: --apply acts, anything else previews."""
+    g = p.add_mutually_exclusive_group()
+    g.add_argument("--apply", action="store_true", help=f"{act} (without it, only show what would be done)")
+    g.add_argument("--dry-run", action="store_true", help="show what would be done and change nothing (the default)")
+
+
+def add_limit_arg(p: argparse.ArgumentParser, *, what: str, default: int | None = None) -> None:
+    """--limit N: the one name for "at most this many"."""
+    shown = f" (default {default})" if default is not None else " (default: all)"
+    p.add_argument("--limit", type=positive_int, default=default, metavar="N", help=f"at most N {what}{shown}")
+
+
+class _Retired(argparse.Action):
+    def __init__(self, option_strings, dest, message: str = "", **kwargs):
+        self.message = message
+        super().__init__(option_strings, dest, nargs="?", help=argparse.SUPPRESS, **kwargs)
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        parser.error(f"{option_string} is retired: {self.message}")
+
+
+def retire(p: argparse.ArgumentParser, flag: str, message: str) -> None:
+    """Keep a renamed flag as a clear error (not an unknown-flag message, and never a prefix of another)."""
+    p.add_argument(flag, action=_Retired, dest=f"_retired_{flag.strip('-').replace('-', '_')}", message=message)
+
+
+def stack_outputs(args: argparse.Namespace, *, needed_for: str | None = "") -> StackOutputs | None:
+    """The stack outputs --outputs-file (default cdk-outputs.json) and --stack name.
+
+    `needed_for` says what the tool takes from them, for the message when the default file is missing ("":
+    the tool always needs them). None means the tool has what it needs from other flags: then the file is read
+    only when --outputs-file or --stack was given, and otherwise None is returned.
+    """
+    if needed_for is None and not args.outputs_file and not args.stack:
         return None
-    return load_outputs(args.outputs_file, args.stack)
+    path = args.outputs_file or DEFAULT_OUTPUTS_FILE
+    if needed_for and not args.outputs_file and not Path(path).is_file():
+        raise OutputsError(f"{needed_for} comes from the stack outputs, but {path} (the default --outputs-file) "
+                           "does not exist: pass --outputs-file FILE, or give the value by its flag")
+    return load_outputs(path, args.stack)
+
+
+def passthrough(args: argparse.Namespace) -> list[str]:
+    """The stack and AWS flags this command was given, to repeat in a command it suggests next."""
+    flags: list[str] = []
+    for name in ("outputs_file", "stack", "region", "endpoint_url"):
+        value = getattr(args, name, None)
+        if value:
+            flags += ["--" + name.replace("_", "-"), str(value)]
+    return flags
 
 
 # ---------------------------------------------------------------- argument types (argparse reports their errors)
@@ -76,6 +147,24 @@ def comma_list(text: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in text.split(",") if item.strip())
 
 
+def choice(what: str, values: Iterable[str], *, fold: Callable[[str], str] = str) -> Callable[[str], str]:
+    """An argument type accepting one of `values` (after `fold`, e.g. str.upper), with a did-you-mean.
+
+    argparse's own `choices=` lists the values but does not suggest one, and checks before `type` runs.
+    """
+    allowed = tuple(values)
+
+    def parse(text: str) -> str:
+        v = fold(text.strip())
+        if v in allowed:
+            return v
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not {what}{did_you_mean(v, allowed)}; one of: {', '.join(allowed)}")
+
+    parse.__name__ = what  # argparse names the type in some messages
+    return parse
+
+
 # ---------------------------------------------------------------- how a command ends
 
 def say(msg: str) -> None:
@@ -83,21 +172,39 @@ def say(msg: str) -> None:
     print(msg, file=sys.stderr, flush=True)
 
 
-def run(prog: str, command: Callable[[], int], *, error_exit: int, interrupted: str) -> int:
+def aws_problem(e: BaseException) -> str:
+    """One line for an error botocore raised, with the fix where there is an obvious one."""
+    if isinstance(e, NoCredentialsError):
+        return ("error: no AWS credentials found: set AWS_PROFILE, or AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY "
+                "(for the local stack: source .local-stack/env)")
+    if isinstance(e, EndpointConnectionError):
+        return f"error: {e}: check --endpoint-url and --region (for the local stack: is `make local-stack` running?)"
+    return f"AWS error: {e}"  # AWS's own message names the call and the reason
+
+
+def run(prog: str, command: Callable[[], int], *, interrupted: str, debug: bool = False) -> int:
     """Run one command and return its exit code.
 
     A problem the operator can act on (an OperatorError, or an error AWS answered with) ends it with one
-    line on stderr and `error_exit`, the code the tool documents for it; Ctrl-C ends it with
-    `interrupted`, which says what state it leaves, and 130. Anything else is a bug and keeps its traceback.
+    line on stderr and exit code 2 (with --debug, after its traceback); Ctrl-C ends it with `interrupted`,
+    which says what state it leaves, and 130. Anything else is a bug and keeps its traceback.
     """
     try:
         return command()
     except OperatorError as e:
+        _debug(debug)
         say(f"{prog}: error: {e}")
-        return error_exit
-    except (BotoCoreError, ClientError) as e:  # AWS's own message names the call and the reason
-        say(f"{prog}: AWS error: {e}")
-        return error_exit
+        return ERROR_EXIT
+    except (BotoCoreError, ClientError) as e:
+        _debug(debug)
+        say(f"{prog}: {aws_problem(e)}")
+        return ERROR_EXIT
     except KeyboardInterrupt:
+        _debug(debug)
         say(f"{prog}: interrupted; {interrupted}")
         return INTERRUPTED
+
+
+def _debug(enabled: bool) -> None:
+    if enabled:
+        traceback.print_exc(file=sys.stderr)

@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ops.errors import OperatorError
+from ops.names import did_you_mean
 
 
 class OutputsError(OperatorError, ValueError):
@@ -53,7 +54,7 @@ class StackOutputs:
         consumers = self._consumers()
         if name not in consumers:
             known = ", ".join(sorted(consumers)) or "none"
-            raise OutputsError(f"unknown consumer {name!r}; the stack defines: {known}")
+            raise OutputsError(f"unknown consumer {name!r}{did_you_mean(name, consumers)}; the stack defines: {known}")
         c = consumers[name]
         try:
             return ConsumerOutputs(
@@ -81,7 +82,8 @@ def load_outputs(path: str | Path, stack_name: str | None = None) -> StackOutput
     """Load one stack's outputs; with one stack in the file, stack_name may be omitted."""
     p = Path(path)
     if not p.is_file():
-        raise OutputsError(f"outputs file {str(p)!r} not found; create it with `cdk deploy --outputs-file {p}`")
+        raise OutputsError(f"outputs file {str(p)!r} not found; create it with `cdk deploy --outputs-file {p}` "
+                           "(or `make local-stack` for a local one)")
     try:
         data = json.loads(p.read_text())
     except json.JSONDecodeError as e:

@@ -1,6 +1,6 @@
 """The StartJobRun request for one consumer's job, from the stack outputs, the dist/ manifest and the flags.
 
-No I/O: `submit-job --dry-run` prints exactly this, and the packaging proof runs it locally. Every id and
+No I/O: submit-job without --apply prints exactly this, and the packaging proof runs it locally. Every id and
 ARN comes from the stack outputs; the consumer is chosen by name.
 """
 from __future__ import annotations

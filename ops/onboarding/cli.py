@@ -4,21 +4,20 @@ from __future__ import annotations
 
 import argparse
 import json
+from pathlib import Path
 
 from ops import aws, cli
 from ops.onboarding import OnboardError
 from ops.onboarding import aws as onboarding_aws
 from ops.onboarding import policy as pm
-from ops.onboarding.request import FROM_OUTPUTS, Request, build_request, consumer_artifacts
+from ops.onboarding.request import FROM_OUTPUTS, Request, build_request, consumer_artifacts, needs_outputs
 
 PROG = "onboard-account"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        description="Grant a consumer in another AWS account read access to the source data (dry run unless --apply).",
-    )
+    p = cli.parser(PROG, "Grant a consumer in another AWS account read access to the source data "
+                         "(dry run unless --apply).")
     who = p.add_mutually_exclusive_group(required=True)
     who.add_argument("--consumer-account", metavar="ID",
                      help="12-digit account id of the consumer (its root principal, narrowed by the next two flags)")
@@ -37,18 +36,21 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--subscriber-queue-arn", metavar="ARN",
                    help="with --topic-arn: the consumer's own queue; the owner subscribes it, filtered to --prefix")
     p.add_argument("--kms-key-arn", metavar="ARN", help="customer-managed key encrypting the data")
-    cli.add_stack_args(p, outputs_default=None, outputs_help="`cdk deploy --outputs-file` JSON, for defaults")
+    cli.add_stack_args(p, used_for="when the bucket, a bare --topic-arn or --consumer's queue or prefix comes "
+                                   "from it")
     cli.add_consumer_arg(
-        p, help="consumer name: picks its queue and prefix from --outputs-file, and names the cdk.json entry")
-    mode = p.add_mutually_exclusive_group()
-    mode.add_argument("--apply", action="store_true", help="write the policies (default: print the diff only)")
-    mode.add_argument("--dry-run", action="store_true", help="print the diffs and change nothing (the default)")
+        p, help="consumer name: picks its queue and prefix from the outputs file, and names the cdk.json entry")
+    p.add_argument("--cdk-json", metavar="FILE", type=Path, default=Path("cdk.json"),
+                   help="the stack's cdk.json, which the printed consumer entry must fit (default cdk.json; "
+                        "skipped when absent)")
+    cli.add_apply_args(p, act="write the policies")
     p.add_argument("--revoke", action="store_true",
                    help="remove what onboarding added for this consumer (without --prefix: every prefix)")
     p.add_argument("--force", action="store_true",
                    help="write where onboarding refuses: its own statements changed by hand (they are replaced), "
                         "or a policy a CloudFormation stack's template holds")
     cli.add_aws_args(p)
+    cli.add_debug_arg(p)
     return p
 
 
@@ -102,18 +104,32 @@ def _onboard(req: Request, clients: dict, out=print, err=cli.say) -> int:
                 f"`aws sns confirm-subscription --topic-arn {req.topic_arn} --token TOKEN "
                 "--authenticate-on-unsubscribe true` (TOKEN from the message), before starting its job:")
             out(json.dumps(art["subscriber_queue_policy"], indent=2))
-        out("\n# cdk.json context: add this consumer to \"consumers\" (and the role, if any, to "
-            "\"crossAccountPrincipals\") so the next `cdk deploy` keeps the grant:")
-        out(json.dumps(art["cdk_context"], indent=2))
+        for note in art["cdk_notes"]:
+            err(f"note: {note}")
+        if art["cdk_context"]:
+            out("\n# cdk.json context: add this consumer to \"consumers\" (and the role, if any, to "
+                "\"crossAccountPrincipals\") so the next `cdk deploy` keeps the grant:")
+            out(json.dumps(art["cdk_context"], indent=2))
     return 0
 
 
+def cdk_json_context(path: Path) -> dict | None:
+    """cdk.json's context, or None when there is no such file."""
+    if not path.is_file():
+        return None
+    try:
+        return dict(json.loads(path.read_text()).get("context") or {})
+    except (json.JSONDecodeError, AttributeError) as e:
+        raise OnboardError(f"--cdk-json {path} is not a cdk.json file: {e}") from None
+
+
 def _command(args) -> int:
-    req = build_request(args, aws.configured_region(args.region), cli.stack_outputs(args))
+    outputs = cli.stack_outputs(args, needed_for=needs_outputs(args))
+    req = build_request(args, aws.configured_region(args.region), outputs, cdk_json_context(args.cdk_json))
     return _onboard(req, onboarding_aws.clients(req.region, req.endpoint_url))
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return cli.run(PROG, lambda: _command(args), error_exit=1,
+    return cli.run(PROG, lambda: _command(args), debug=args.debug,
                    interrupted="each policy is either fully written or untouched")

@@ -5,11 +5,13 @@ Every flag is checked here, before any AWS call; an error names the flag and say
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import re
 from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
+from infra.config import ConfigError, parse_config
 from infra.contract import CONSUMER_NAME_RE, CONSUMER_NAME_RULE
 from ops.onboarding import OnboardError
 from ops.onboarding import policy as pm
@@ -39,6 +41,10 @@ class Request:
     notes: list[str] = field(default_factory=list)
     subscriber_queue_arn: str | None = None  # topic mode: the consumer's own queue, which the owner subscribes
     force: bool = False  # write even where onboarding would refuse (policy.refusals)
+    # cdk.json's context when it was found: the printed entry is made to fit it and checked against it.
+    cdk_context: dict | None = None
+    # Consumer names the stack already has (from its outputs) when there is no cdk.json to read.
+    stack_consumers: tuple[str, ...] = ()
 
     @property
     def partition(self) -> str:
@@ -69,9 +75,22 @@ def _validate_prefix(prefix: str) -> None:
         raise OnboardError("--prefix is longer than an S3 key can be")
 
 
+def needs_outputs(args: argparse.Namespace) -> str | None:
+    """What must come from the stack outputs (the bucket, a bare --topic-arn's topic, --consumer's queue or
+    prefix), or None: then the outputs file is read only when --outputs-file is given."""
+    if not args.bucket:
+        return "without --bucket, the source bucket"
+    if args.topic_arn == FROM_OUTPUTS:
+        return "for a bare --topic-arn, the topic"
+    if args.consumer and (args.prefix is None or not (args.queue_url or args.topic_arn)):
+        return f"--consumer {args.consumer}'s queue and prefix"
+    return None
+
+
 def build_request(args: argparse.Namespace, default_region: str | None,
-                  outputs: StackOutputs | None = None) -> Request:
-    """The validated request; `outputs` (the stack's, read from --outputs-file) fills in what the flags leave out."""
+                  outputs: StackOutputs | None = None, cdk_context: dict | None = None) -> Request:
+    """The validated request; `outputs` (the stack's, read from --outputs-file) fills in what the flags leave out;
+    `cdk_context` (cdk.json's) is what the printed consumer entry must fit."""
     notes: list[str] = []
     region = args.region or default_region
     partition = pm.partition_for_region(region or "")
@@ -186,6 +205,9 @@ def build_request(args: argparse.Namespace, default_region: str | None,
         grantee=grantee, consumer_name=name, buckets=buckets, prefixes=prefixes, queue_url=queue_url,
         topic_arn=topic_arn, kms_key_arn=kms_key_arn, region=region, endpoint_url=args.endpoint_url,
         apply=args.apply, revoke=args.revoke, notes=notes, subscriber_queue_arn=subscriber, force=args.force,
+        cdk_context=cdk_context,
+        stack_consumers=tuple(outputs.consumer_names()) if outputs is not None and "Consumers" in outputs.values
+        else (),
     )
 
 
@@ -198,7 +220,8 @@ def consumer_artifacts(req: Request) -> dict:
         partition=req.partition, buckets=req.buckets, prefixes=prefixes, queue_arn=req.queue_arn,
         kms_key_arn=req.kms_key_arn,
     )
-    out = {"role_policy": role_policy, "cdk_context": cdk_context_entry(req.consumer_name, req.grantee, prefixes)}
+    entry, notes = cdk_context_entry(req.consumer_name, req.grantee, prefixes, req.cdk_context, req.stack_consumers)
+    out = {"role_policy": role_policy, "cdk_context": entry, "cdk_notes": notes}
     if req.topic_arn and req.subscriber_queue_arn:
         out["subscriber_queue_policy"] = pm.subscriber_queue_policy(req.topic_arn, req.subscriber_queue_arn)
     return out
@@ -212,22 +235,75 @@ def common_prefix(prefixes: list[str]) -> str:
     return shared[: shared.rfind("/") + 1]
 
 
-def cdk_context_entry(name: str, grantee: pm.Grantee, prefixes: list[str]) -> dict:
-    """Fragments for cdk.json's context, in the shape infra/config.py reads: append the consumer to
-    `consumers` and the role to `crossAccountPrincipals`."""
-    consumer: dict = {"name": name, "accountId": grantee.account, "prefix": common_prefix(prefixes)}
-    frag: dict = {"consumers": [consumer]}
-    if grantee.role_arn:
-        frag["crossAccountPrincipals"] = [grantee.role_arn]
+def cdk_context_entry(name: str, grantee: pm.Grantee, prefixes: list[str], cdk_context: dict | None = None,
+                      stack_consumers: tuple[str, ...] = ()) -> tuple[dict, list[str]]:
+    """Fragments for cdk.json's context, in the shape infra/config.py reads: a consumer to append to
+    `consumers` and the role to `crossAccountPrincipals`; plus notes on how the entry fits cdk.json.
+
+    A name cdk.json (or, without it, the stack) already has for another account is not reused, since synth
+    rejects a duplicate: the entry names a new consumer `<name>-<account>` instead. For the same account no
+    consumer is added, only the role. With cdk.json at hand the result is checked as `cdk synth` checks it.
+    """
+    notes: list[str] = []
+    known: dict[str, str | None] = {n: None for n in stack_consumers}
+    principals: tuple[str, ...] = ()
+    if cdk_context is not None:
+        try:
+            config = parse_config(cdk_context)
+            known = {c.name: c.account_id for c in config.consumers}
+            principals = config.cross_account_principals
+        except ConfigError as e:
+            notes.append(f"cdk.json does not parse ({e}); the entry below is not checked against it")
+            cdk_context = None
+    frag: dict = {}
+    access = _account_access(grantee)
+    if name in known and known[name] == grantee.account:
+        notes.append(f"consumer {name!r} is already in cdk.json for account {grantee.account}"
+                     + ("" if grantee.role_arn else f"; give it \"accountAccess\": {json.dumps(access)} so the next "
+                                                    "deploy keeps this grant"))
     else:
-        # The account grant with the same conditions, in cdk.json's words.
-        access: dict = {}
-        if grantee.principal_arn_like:
-            access["principalArnLike"] = list(grantee.principal_arn_like)
-        if grantee.principal_org_id:
-            access["principalOrgId"] = grantee.principal_org_id
-        consumer["accountAccess"] = access
-    return frag
+        if name in known:
+            owner = f" for account {known[name]}" if known[name] else ""
+            taken = name
+            name = _free_name(name, grantee.account, known)
+            notes.append(f"{taken!r} already names a consumer{owner}, so the entry is a new consumer {name!r}: the "
+                         f"next deploy gives it its own queue; the grant on the queue of {taken!r} lasts until then")
+        consumer: dict = {"name": name, "accountId": grantee.account, "prefix": common_prefix(prefixes)}
+        if not grantee.role_arn:
+            consumer["accountAccess"] = access  # the account grant with the same conditions, in cdk.json's words
+        frag["consumers"] = [consumer]
+    if grantee.role_arn and grantee.role_arn not in principals:
+        frag["crossAccountPrincipals"] = [grantee.role_arn]
+    if cdk_context is not None and frag:
+        merged = {**cdk_context,
+                  "consumers": list(cdk_context.get("consumers") or []) + frag.get("consumers", []),
+                  "crossAccountPrincipals": list(cdk_context.get("crossAccountPrincipals") or [])
+                  + frag.get("crossAccountPrincipals", [])}
+        try:
+            parse_config(merged)
+        except ConfigError as e:
+            notes.append(f"with this entry, cdk synth would fail: {e}")
+    return frag, notes
+
+
+def _account_access(grantee: pm.Grantee) -> dict:
+    """cdk.json's `accountAccess` for an account grant: the conditions onboarding put on it."""
+    access: dict = {}
+    if grantee.principal_arn_like:
+        access["principalArnLike"] = list(grantee.principal_arn_like)
+    if grantee.principal_org_id:
+        access["principalOrgId"] = grantee.principal_org_id
+    return access
+
+
+def _free_name(name: str, account: str, known) -> str:
+    """`<name>-<account>`, shortened to the consumer-name limit and made unique among `known`."""
+    for n in range(1, 100):
+        suffix = f"-{account}" + (f"-{n}" if n > 1 else "")
+        candidate = name[: 32 - len(suffix)].rstrip("-") + suffix
+        if candidate not in known:
+            return candidate
+    raise OnboardError(f"cannot find a free consumer name like {name}-{account}: pass --consumer with another name")
 
 
 def _queue_region(url: str, default: str) -> str:

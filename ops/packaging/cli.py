@@ -12,12 +12,11 @@ PROG = "package-job"
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(
-        prog=PROG,
-        description="Build the EMR Serverless artifacts (entry point, connector, dependency archive) into dist/.",
-    )
-    p.add_argument("--python", default="3.11", choices=PYTHON_VERSIONS, help="the runtime's Python (default 3.11)")
-    p.add_argument("--arch", default="x86_64", choices=ARCHES,
+    p = cli.parser(PROG, "Build the EMR Serverless artifacts (entry point, connector, dependency archive) into dist/.")
+    p.add_argument("--python", default="3.11", type=cli.choice("a runtime Python", PYTHON_VERSIONS),
+                   metavar="{" + ",".join(PYTHON_VERSIONS) + "}", help="the runtime's Python (default 3.11)")
+    p.add_argument("--arch", default="x86_64", type=cli.choice("a CPU architecture", ARCHES, fold=str.lower),
+                   metavar="{" + ",".join(ARCHES) + "}",
                    help="the EMR application's CPU: x86_64 (X86_64) or aarch64 (ARM64); default x86_64")
     p.add_argument("--python-home", default=DEFAULT_PYTHON_HOME,
                    help="directory holding pythonX.Y on the runtime image (default /usr/bin)")
@@ -25,6 +24,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--dist", type=Path, default=DEFAULT_DIST, help="output directory (default dist/)")
     p.add_argument("--wheel-cache", type=Path, default=DEFAULT_WHEEL_CACHE,
                    help="downloaded wheels are kept here (default build/wheel-cache/)")
+    cli.add_debug_arg(p)
     return p
 
 
@@ -36,5 +36,5 @@ def _command(args) -> int:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
-    return cli.run(PROG, lambda: _command(args), error_exit=2,
+    return cli.run(PROG, lambda: _command(args), debug=args.debug,
                    interrupted="half-written files keep a .partial name; run package-job again")

@@ -1,6 +1,6 @@
 """The SQS side of redrive-dlq: peek at a dead-letter queue, export it, and send its messages back.
 
-Peeking (inspect, export, redrive --dry-run) receives messages with a visibility timeout, so one pass sees each
+Peeking (inspect, export, redrive without --apply) receives messages with a visibility timeout, so one pass sees each
 message once, and makes every received message visible again before it returns, also on Ctrl-C. Redrive sends
 a batch to the target first and deletes from the DLQ only what the target confirmed: an interruption can leave
 a duplicate in the target (harmless, the source dedups) but never loses a message.
@@ -139,8 +139,8 @@ def source_queues(sqs, dlq_url: str) -> list[str]:
 def resolve_target(sqs, dlq_url: str, to: str | None, preferred: str | None = None) -> str:
     if to:
         if to.rstrip("/") == dlq_url.rstrip("/"):
-            raise RedriveError("--to is the DLQ itself; name the queue the messages should go back to")
-        queue_attributes(sqs, to, "--to")
+            raise RedriveError("--to-queue-url is the DLQ itself; name the queue the messages should go back to")
+        queue_attributes(sqs, to, "--to-queue-url")
         return to
     sources = source_queues(sqs, dlq_url)
     if len(sources) == 1:
@@ -149,9 +149,9 @@ def resolve_target(sqs, dlq_url: str, to: str | None, preferred: str | None = No
         return preferred
     if not sources:
         raise RedriveError(
-            "no queue names this DLQ in its RedrivePolicy (ListDeadLetterSourceQueues is empty); pass --to URL"
+            "no queue names this DLQ in its RedrivePolicy (ListDeadLetterSourceQueues is empty); pass --to-queue-url URL"
         )
-    raise RedriveError(f"this DLQ serves {len(sources)} queues ({', '.join(sources)}); choose one with --to URL")
+    raise RedriveError(f"this DLQ serves {len(sources)} queues ({', '.join(sources)}); choose one with --to-queue-url URL")
 
 
 def _depth(sqs, url: str) -> tuple[int, int]:
@@ -205,12 +205,12 @@ def inspect(sqs, dlq_url: str, sample: int, visibility: int, wait_seconds: int =
 def export(sqs, dlq_url: str, path: str, visibility: int, limit: int | None, overwrite: bool,
            wait_seconds: int = 1, *, log: Callable[[str], None]) -> int:
     if os.path.exists(path) and not overwrite:
-        raise RedriveError(f"--to {path} exists; choose another file or pass --overwrite")
+        raise RedriveError(f"--to-file {path} exists; choose another file or pass --overwrite")
     attrs = queue_attributes(sqs, dlq_url, "--dlq-url")
     _warn_dlq_redrive_policy(attrs, log)
     directory = os.path.dirname(os.path.abspath(path))
     if not os.path.isdir(directory):
-        raise RedriveError(f"--to {path}: directory {directory} does not exist")
+        raise RedriveError(f"--to-file {path}: directory {directory} does not exist")
     fd, tmp = tempfile.mkstemp(prefix=".export-", suffix=".jsonl", dir=directory)
     n = 0
     try:
@@ -283,7 +283,7 @@ def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_
             rate: float | None = None, dry_run: bool = False, visibility: int = 30, use_move_task: bool = True,
             wait_seconds: int = 1, log: Callable[[str], None], progress_every: float = 1.0) -> dlq.RedriveResult:
     dlq_attrs = queue_attributes(sqs, dlq_url, "--dlq-url")
-    target_attrs = queue_attributes(sqs, target, "--to")
+    target_attrs = queue_attributes(sqs, target, "--to-queue-url")
     _warn_dlq_redrive_policy(dlq_attrs, log)
     fifo = target.endswith(".fifo")
     if fifo != dlq_url.endswith(".fifo"):

@@ -203,3 +203,34 @@ def test_a_bad_value_fails_the_app_before_any_construct(example):
     bad = {**example, "consumers": [{"name": "ingest", "accountId": "123"}]}
     with pytest.raises(ConfigError, match=r"consumers\[0\]\.accountId"):
         build_app(bad, nag=False, builtin_validation=False)
+
+
+@pytest.mark.parametrize("key, hint", [
+    ("alarm", " (did you mean 'alarms'?)"),
+    ("Consumers", " (did you mean 'consumers'?)"),
+    ("sourcebucket", " (did you mean 'sourceBucket'?)"),
+    ("colour", ""),
+])
+def test_an_unknown_top_level_key_fails_with_a_did_you_mean(example, key, hint):
+    with pytest.raises(ConfigError) as err:
+        parse_config({**example, key: {"dlqMessagesThreshold": 5}})
+    assert str(err.value).startswith(f"{key}: unknown top-level context key{hint}; allowed: sourceBucket, ")
+
+
+def test_cdk_s_own_context_keys_are_accepted(example):
+    """cdk.json's feature flags, what the CLI passes (seen in its CDK_CONTEXT_JSON), what `cdk acknowledge`
+    writes, and cached lookups from cdk.context.json."""
+    assert any(k.startswith("@aws-cdk-containers/") for k in example) and "cli-telemetry" in example
+    cli_keys = {"aws:cdk:bundling-stacks": ["**"], "aws:cdk:enable-asset-metadata": True,
+                "aws:cdk:enable-path-metadata": True, "aws:cdk:version-reporting": True,
+                "aws:cdk:disable-version-reporting": True}
+    written = {"acknowledged-issue-numbers": [32775],
+               "availability-zones:account=123456789012:region=eu-west-1": ["eu-west-1a"]}
+    parse_config({**example, **cli_keys, **written})
+
+
+def test_an_unknown_key_fails_the_app_too(example):
+    from infra.app import build_app
+
+    with pytest.raises(ConfigError, match=r"^alarm: unknown top-level context key \(did you mean 'alarms'\?\)"):
+        build_app({**example, "alarm": {"dlqMessagesThreshold": 5}}, nag=False, builtin_validation=False)

@@ -5,6 +5,7 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 import uuid
 from pathlib import Path
 
@@ -39,11 +40,15 @@ def session_for(endpoint: str, account: str) -> boto3.session.Session:
     )
 
 
-def run_script(name: str, *args: str, env: dict | None = None, timeout: float = 60) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, str(REPO / "scripts" / name), *args],
-        capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}, cwd=REPO,
-    )
+def run_script(name: str, *args: str, env: dict | None = None, timeout: float = 60,
+               cwd: Path | None = None) -> subprocess.CompletedProcess:
+    """Run scripts/<name>; by default in an empty directory, so a cdk.json or cdk-outputs.json lying in the
+    checkout (`make local-stack` writes one) never changes what a test sees."""
+    with tempfile.TemporaryDirectory(prefix="ops-cwd-") as empty:
+        return subprocess.run(
+            [sys.executable, str(REPO / "scripts" / name), *args],
+            capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}, cwd=cwd or empty,
+        )
 
 
 def s3_event(key: str, bucket: str = "source-data", when: str = "2026-11-20T08:00:00.000Z") -> str:

@@ -1,17 +1,20 @@
-"""ops/cli.py: how every operator command line ends, and the argument types they share."""
+"""ops/cli.py: the conventions every operator command line shares, and how each of them ends."""
 from __future__ import annotations
 
 import argparse
+import json
 
 import pytest
-from botocore.exceptions import ClientError, EndpointConnectionError
+from botocore.exceptions import ClientError, EndpointConnectionError, NoCredentialsError
 
 from ops import cli
 from ops.errors import OperatorError
+from ops.names import did_you_mean
+from ops.stack_outputs import OutputsError
 
 
-def run(command, capsys, error_exit=2):
-    rc = cli.run("some-tool", command, error_exit=error_exit, interrupted="nothing was changed")
+def run(command, capsys, debug=False):
+    rc = cli.run("some-tool", command, interrupted="nothing was changed", debug=debug)
     return rc, capsys.readouterr()
 
 
@@ -23,23 +26,30 @@ def raises(exc):
 
 def test_the_command_s_own_exit_code_is_returned(capsys):
     assert run(lambda: 0, capsys)[0] == 0
-    assert run(lambda: 1, capsys)[0] == 1
+    assert run(lambda: cli.NOT_DONE, capsys)[0] == 1
 
 
-def test_an_operator_error_is_one_line_on_stderr_with_the_tool_s_error_code(capsys):
-    rc, out = run(raises(OperatorError("--bucket 'x' is not a valid S3 bucket name")), capsys, error_exit=2)
-    assert rc == 2 and out.out == ""
+def test_an_operator_error_is_one_line_on_stderr_and_exit_2(capsys):
+    rc, out = run(raises(OperatorError("--bucket 'x' is not a valid S3 bucket name")), capsys)
+    assert rc == cli.ERROR_EXIT == 2 and out.out == ""
     assert out.err == "some-tool: error: --bucket 'x' is not a valid S3 bucket name\n"
-    assert run(raises(OperatorError("x")), capsys, error_exit=1)[0] == 1
 
 
-def test_aws_errors_are_one_line_too(capsys):
+def test_debug_shows_the_traceback_before_the_line(capsys):
+    rc, out = run(raises(OperatorError("bad")), capsys, debug=True)
+    assert rc == 2 and out.err.startswith("Traceback") and out.err.endswith("some-tool: error: bad\n")
+
+
+def test_aws_errors_are_one_line_too_with_the_fix_where_it_is_known(capsys):
     denied = ClientError({"Error": {"Code": "AccessDenied", "Message": "no"}}, "GetQueueAttributes")
     rc, out = run(raises(denied), capsys)
     assert rc == 2 and out.err.startswith("some-tool: AWS error: ") and "AccessDenied" in out.err
     assert out.err.count("\n") == 1
     rc, out = run(raises(EndpointConnectionError(endpoint_url="http://127.0.0.1:1")), capsys)
-    assert rc == 2 and "Could not connect" in out.err
+    assert rc == 2 and "Could not connect" in out.err and "check --endpoint-url" in out.err
+    rc, out = run(raises(NoCredentialsError()), capsys)
+    assert rc == 2 and out.err.startswith("some-tool: error: no AWS credentials found: set AWS_PROFILE")
+    assert out.err.count("\n") == 1
 
 
 def test_ctrl_c_exits_130_and_says_what_it_left(capsys):
@@ -49,7 +59,7 @@ def test_ctrl_c_exits_130_and_says_what_it_left(capsys):
 
 def test_a_bug_keeps_its_traceback():
     with pytest.raises(ZeroDivisionError):
-        cli.run("some-tool", lambda: 1 // 0, error_exit=1, interrupted="")
+        cli.run("some-tool", lambda: 1 // 0, interrupted="")
 
 
 @pytest.mark.parametrize("kind, text, message", [
@@ -68,14 +78,80 @@ def test_argument_types_accept():
     assert cli.comma_list(" a, b,,c ") == ("a", "b", "c")
 
 
+def test_enum_values_are_checked_with_a_did_you_mean():
+    state = cli.choice("a job run state", ("RUNNING", "SUCCESS"), fold=str.upper)
+    assert state("running") == "RUNNING"
+    with pytest.raises(argparse.ArgumentTypeError) as e:
+        state("RUNNNING")
+    assert str(e.value) == "'RUNNNING' is not a job run state (did you mean 'RUNNING'?); one of: RUNNING, SUCCESS"
+    with pytest.raises(argparse.ArgumentTypeError, match=r"^'xyz' is not a job run state; one of"):
+        state("xyz")
+
+
+def test_did_you_mean_ignores_case_and_stays_quiet_when_nothing_is_close():
+    assert did_you_mean("ingst", ["ingest", "analytics"]) == " (did you mean 'ingest'?)"
+    assert did_you_mean("INGEST", ["ingest"]) == " (did you mean 'ingest'?)"
+    assert did_you_mean("zzz", ["ingest"]) == ""
+
+
 def test_common_flags_and_their_defaults():
-    p = argparse.ArgumentParser()
+    p = cli.parser("t", "d")
     cli.add_stack_args(p)
     cli.add_aws_args(p)
     cli.add_consumer_arg(p)
+    cli.add_apply_args(p, act="do it")
+    cli.add_limit_arg(p, what="things")
+    cli.add_debug_arg(p)
     args = p.parse_args([])
-    assert (args.outputs_file, args.stack, args.region, args.endpoint_url, args.consumer) == (
-        cli.DEFAULT_OUTPUTS_FILE, None, None, None, None)
-    q = argparse.ArgumentParser()
-    cli.add_stack_args(q, outputs_default=None)
-    assert q.parse_args([]).outputs_file is None
+    assert (args.outputs_file, args.stack, args.region, args.endpoint_url, args.consumer) == (None,) * 5
+    assert (args.apply, args.dry_run, args.limit, args.debug) == (False, False, None, False)
+    assert any("(default cdk-outputs.json" in (a.help or "") for a in p._actions)
+
+
+def test_apply_and_dry_run_exclude_each_other(capsys):
+    p = cli.parser("t", "d")
+    cli.add_apply_args(p, act="do it")
+    with pytest.raises(SystemExit) as e:
+        p.parse_args(["--apply", "--dry-run"])
+    assert e.value.code == 2 and "not allowed with argument" in capsys.readouterr().err
+
+
+def test_flags_are_never_abbreviated(capsys):
+    p = cli.parser("t", "d")
+    p.add_argument("--max-failed-attempts-per-hour", type=int)
+    with pytest.raises(SystemExit):
+        p.parse_args(["--max", "3"])
+    assert "unrecognized arguments: --max" in capsys.readouterr().err
+
+
+def test_a_retired_flag_is_a_clear_error(capsys):
+    p = cli.parser("t", "d")
+    p.add_argument("--to-queue-url")
+    cli.retire(p, "--to", "the target queue is --to-queue-url URL")
+    with pytest.raises(SystemExit) as e:
+        p.parse_args(["--to", "https://q"])
+    err = capsys.readouterr().err
+    assert e.value.code == 2 and "t: error: --to is retired: the target queue is --to-queue-url URL" in err
+    assert "--to " not in p.format_help().replace("--to-queue-url", "")
+
+
+def test_outputs_are_read_from_the_default_file_when_needed(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    args = argparse.Namespace(outputs_file=None, stack=None)
+    assert cli.stack_outputs(args, needed_for=None) is None
+    with pytest.raises(OutputsError, match=r"^--consumer x's DLQ comes from the stack outputs, but cdk-outputs.json "
+                                           r"\(the default --outputs-file\) does not exist"):
+        cli.stack_outputs(args, needed_for="--consumer x's DLQ")
+    with pytest.raises(OutputsError, match="outputs file 'cdk-outputs.json' not found"):
+        cli.stack_outputs(args)
+    (tmp_path / "cdk-outputs.json").write_text(json.dumps({"S": {"TopicArn": "t"}}))
+    assert cli.stack_outputs(args).get("TopicArn") == "t"
+    assert cli.stack_outputs(args, needed_for="x").stack_name == "S"
+    assert cli.stack_outputs(args, needed_for=None) is None  # not needed and not named: not read
+
+
+def test_passthrough_repeats_the_stack_and_aws_flags_given():
+    args = argparse.Namespace(outputs_file="o.json", stack=None, region="eu-west-1",
+                              endpoint_url="http://127.0.0.1:5000", other="x")
+    assert cli.passthrough(args) == ["--outputs-file", "o.json", "--region", "eu-west-1",
+                                     "--endpoint-url", "http://127.0.0.1:5000"]

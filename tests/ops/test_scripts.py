@@ -8,7 +8,7 @@ import pytest
 
 from tests.ops.helpers import REPO
 
-SCRIPTS = ("package-job", "submit-job", "job-runs", "onboard-account", "redrive-dlq")
+SCRIPTS = ("package-job", "submit-job", "job-runs", "onboard-account", "redrive-dlq", "local-stack")
 
 
 @pytest.mark.parametrize("name", SCRIPTS)

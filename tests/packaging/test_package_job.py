@@ -122,6 +122,10 @@ def test_cli_rebuild_is_byte_identical_and_prints_sizes(built_dist, tmp_path):
         capture_output=True, text=True, timeout=300,
     )
     assert out.returncode == 0, out.stderr
+    # The half minute spent writing the environment archive shows its progress.
+    progress = [line for line in out.stderr.splitlines() if f"writing {built_dist.target.env_archive_name}:" in line]
+    percents = [int(line.split(": ")[1].split("%")[0]) for line in progress]
+    assert len(percents) >= 3 and percents == sorted(set(percents)) and percents[-1] == 100  # one big file skips some
     for name in (built_dist.target.env_archive_name, "s3sqs.zip", "job.py", "pyarrow==22.0.0"):
         assert name in out.stdout
     assert "MiB" in out.stdout
@@ -135,7 +139,17 @@ def test_missing_dist_and_bad_target_are_explained(tmp_path):
         build.load_manifest(tmp_path / "nothing-here")
     bad = subprocess.run([sys.executable, str(REPO / "scripts" / "package-job"), "--arch", "sparc"],
                          capture_output=True, text=True)
-    assert bad.returncode == 2 and "invalid choice" in bad.stderr
+    assert bad.returncode == 2 and "argument --arch: 'sparc' is not a CPU architecture; one of: x86_64, aarch64" \
+        in bad.stderr
+
+
+def test_progress_reports_each_further_tenth_once():
+    lines = []
+    p = build.Progress(1000, "writing x", lines.append)
+    for n in (50, 50, 5, 300, 595):
+        p.add(n)
+    assert [line.split(": ")[1].split(" of")[0] for line in lines] == ["10%", "40%", "100%"]
+    assert lines[-1].startswith("  writing x: 100% of 1000 B (")
 
 
 def test_a_wheel_that_does_not_match_its_record_is_refused(built_dist, tmp_path):  # built_dist fills the cache

@@ -107,9 +107,9 @@ def test_submit_uploads_artifacts_and_sends_the_dry_run_request(stack, built_dis
     s3 = boto3.client("s3", region_name=REGION, endpoint_url=moto_endpoint)
     assert s3.list_objects_v2(Bucket=outputs["ArtifactsBucketName"], Prefix="jobs/").get("KeyCount", 0) == 0
 
-    rc, out, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--wait", *common)
+    rc, out, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--apply", "--wait", *common)
     assert rc == 0, err
-    assert wire.requests == [printed]  # --dry-run printed exactly what was sent
+    assert wire.requests == [printed]  # the dry run printed exactly what was sent
     req = printed
     assert req["applicationId"] == outputs["EmrApplicationId"]
     assert req["executionRoleArn"] == consumer["jobRoleArn"]
@@ -136,7 +136,8 @@ def test_submit_uploads_artifacts_and_sends_the_dry_run_request(stack, built_dis
     assert flag["--queue-url"] == consumer["queueUrl"]
     assert flag["--checkpoint"] == consumer["checkpointUri"].rstrip("/")
     assert flag["--output"] == consumer["outputUri"].rstrip("/")
-    assert flag["--schema"] == SCHEMA and flag["--format"] == "csv" and flag["--region"] == REGION
+    # The schema travels in the canonical form every Spark entry point reads.
+    assert flag["--schema"] == "`id` BIGINT, `name` STRING" and flag["--format"] == "csv" and flag["--region"] == REGION
     assert flag["--option"] == "maxFilesPerTrigger=100" and flag["--partition-by"] == "name"
     assert "--until-drained" not in args
 
@@ -158,7 +159,7 @@ def test_submit_uploads_artifacts_and_sends_the_dry_run_request(stack, built_dis
         assert body["Metadata"]["sha256"] == a.sha256
 
     # A second submission of the same dist/ uploads nothing.
-    rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--until-drained")
+    rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--until-drained", "--apply")
     assert rc == 0 and "uploading" not in err.replace("uploading artifacts", "") and "already at" in err
     batch = wire.requests[-1]
     assert batch["mode"] == "BATCH" and "retryPolicy" not in batch and "executionTimeoutMinutes" not in batch
@@ -179,6 +180,10 @@ def test_unknown_consumer_names_the_known_ones(stack, built_dist, moto_endpoint)
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "unknown consumer 'billing'" in proc.stderr and "analytics" in proc.stderr and "ingest" in proc.stderr
+    argv[argv.index("billing")] = "ingst"
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "submit-job"), *argv],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and "unknown consumer 'ingst' (did you mean 'ingest'?)" in proc.stderr
 
 
 def test_missing_dist_says_to_package(stack, tmp_path, moto_endpoint):
@@ -190,7 +195,7 @@ def test_missing_dist_says_to_package(stack, tmp_path, moto_endpoint):
 def test_failed_run_exits_nonzero_with_details(stack, built_dist, moto_endpoint, wire):
     _, outputs_file = stack
     wire.fail_runs()
-    rc, out, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--wait", "--until-drained")
+    rc, out, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--apply", "--wait", "--until-drained")
     assert rc == 1
     assert f"job run {out.strip()} ended FAILED" in err and "No module named 's3sqs'" in err
 
@@ -200,16 +205,19 @@ def test_wrong_architecture_is_refused(stack, built_dist, moto_endpoint, tmp_pat
     outputs, _ = stack
     other = "ARM64" if built_dist.target.emr_architecture == "X86_64" else "X86_64"
     outputs_file = write_outputs_file({**outputs, "EmrArchitecture": other}, tmp_path / "o.json")
-    rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint)
+    rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--apply")
     assert rc == 2 and f"runs on {other}" in err and "scripts/package-job --arch" in err
 
 
 def test_job_runs_list_show_cancel(stack, built_dist, moto_endpoint):
     outputs, outputs_file = stack
-    rc, out, _ = submit(outputs_file, built_dist.dist, moto_endpoint)
+    rc, out, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--apply")
     assert rc == 0
     run_id = out.strip()
     base = ["--outputs-file", str(outputs_file), "--region", REGION, "--endpoint-url", moto_endpoint]
+    # The hint after submitting runs as printed: it keeps the flags that found the stack and the endpoint.
+    assert f"follow it with: scripts/job-runs show {run_id} {' '.join(base)}" in err
+    assert f"cancel it with: scripts/job-runs cancel {run_id} {' '.join(base)} --apply" in err
 
     def runs(*argv):
         proc = subprocess.run([sys.executable, str(REPO / "scripts" / "job-runs"), *argv],
@@ -223,7 +231,10 @@ def test_job_runs_list_show_cancel(stack, built_dist, moto_endpoint):
     assert rc == 0 and "state:" in shown and "SUCCESS" in shown and "entry point:" in shown
     assert f"s3://{outputs['ArtifactsBucketName']}/emr-logs/{CONSUMER}/" in shown
     assert "dashboard:" not in shown  # a pre-signed link only with --dashboard
-    rc, _, err = runs("cancel", *base, run_id, "--wait", "--poll-seconds", "0.1")
+    rc, out, err = runs("cancel", *base, run_id)
+    assert rc == 0 and f"would cancel job run {run_id} (s3sqs-analytics, SUCCESS)" in out
+    assert "dry run: nothing was cancelled. Add --apply to cancel it." in err
+    rc, _, err = runs("cancel", *base, run_id, "--apply", "--wait", "--poll-seconds", "0.1")
     assert rc == 0 and "CANCELLED" in err
     rc, shown, _ = runs("show", *base, run_id)
     assert rc == 1 and "CANCELLED" in shown
@@ -231,17 +242,83 @@ def test_job_runs_list_show_cancel(stack, built_dist, moto_endpoint):
     assert run_id in listing
     rc, _, err = runs("show", *base, "00000000000000000")
     assert rc == 2 and "error" in err
+    rc, _, err = runs("list", *base, "--state", "RUNNNING")
+    assert rc == 2 and "'RUNNNING' is not a job run state (did you mean 'RUNNING'?)" in err
 
 
 def test_second_run_on_the_same_checkpoint_is_refused(stack, built_dist, moto_endpoint, wire, tmp_path):
     _, outputs_file = stack
-    rc, first, _ = submit(outputs_file, built_dist.dist, moto_endpoint)
+    rc, first, _ = submit(outputs_file, built_dist.dist, moto_endpoint, "--apply")
     assert rc == 0
     wire.runs_stay_running()
     sent = len(wire.requests)
-    rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint)
+    rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--apply")
     # Every run this module started is on that checkpoint; all of them are named.
     assert rc == 2 and f"{first.strip()} (RUNNING)" in err and "checkpoints/analytics; stop" in err
     assert "job-runs cancel" in err and len(wire.requests) == sent  # nothing was started
-    rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--checkpoint", "s3://elsewhere/ck")
+    rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--checkpoint", "s3://elsewhere/ck", "--apply")
     assert rc == 0, err
+
+
+@pytest.mark.parametrize("extra, message", [
+    (["--schema", "id LONG, name STRNG"],
+     "submit-job: error: --schema: unknown type 'STRNG' for column 'name' at character 15"),
+    (["--partition-by", "day"], "submit-job: error: --partition-by: column 'day' is not in --schema; its columns are: "
+                                "id, name"),
+    (["--option", "maxFilesPerTriger=5"],
+     "submit-job: error: --option: unknown option 'maxfilespertriger' for format s3-sqs; "
+     "did you mean 'maxFilesPerTrigger'?"),
+    (["--option", "maxFilesPerTrigger=many"], "submit-job: error: --option: option 'maxFilesPerTrigger'"),
+    (["--option", "partitionColumns=Name"],
+     "submit-job: error: --option partitionColumns: column 'Name' is not in --schema (did you mean 'name'?)"),
+    (["--option", "header"], "submit-job: error: --option 'header' must look like key=value"),
+    (["--format", "jsn"], "argument --format: 'jsn' is not a file format (did you mean 'json'?)"),
+])
+def test_preflight_refuses_what_the_job_would_refuse_before_any_aws_call(stack, tmp_path, wire, extra, message):
+    """Even with --apply, without dist/ and with no reachable endpoint: nothing is read from AWS, nothing uploaded
+    or started; one line on stderr."""
+    _, outputs_file = stack
+    argv = ["--outputs-file", str(outputs_file), "--consumer", CONSUMER, "--format", "csv", "--schema", SCHEMA,
+            "--dist", str(tmp_path / "no-dist"), "--region", REGION, "--endpoint-url", "http://127.0.0.1:9",
+            "--apply", *extra]
+    out, err = io.StringIO(), io.StringIO()
+    with redirect_stderr(err):
+        try:
+            rc = emr_cli.submit_main(argv, out=out)
+        except SystemExit as e:  # argparse's own errors (--format) end the parser
+            rc = e.code
+    assert rc == 2 and message in err.getvalue(), err.getvalue()
+    assert "Traceback" not in err.getvalue() and out.getvalue() == "" and wire.requests == []
+    if not message.startswith("argument"):
+        assert err.getvalue().count("\n") == 1
+
+
+def test_preflight_runs_in_the_script_and_in_a_dry_run_too(stack, tmp_path):
+    _, outputs_file = stack
+    argv = ["--outputs-file", str(outputs_file), "--consumer", CONSUMER, "--format", "csv",
+            "--schema", "id LONG, name STRNG", "--dist", str(tmp_path / "no-dist"), "--dry-run"]
+    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "submit-job"), *argv],
+                          capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 2 and proc.stdout == ""
+    assert proc.stderr == ("submit-job: error: --schema: unknown type 'STRNG' for column 'name' at character 15 "
+                           "near 'id LONG, name STRNG'; did you mean STRING?\n")
+
+
+def test_debug_shows_the_traceback_of_a_preflight_error(stack, tmp_path):
+    _, outputs_file = stack
+    err = io.StringIO()
+    with redirect_stderr(err):
+        rc = emr_cli.submit_main(["--outputs-file", str(outputs_file), "--consumer", CONSUMER, "--format", "csv",
+                                  "--schema", "id LONG,", "--dist", str(tmp_path), "--debug"], out=io.StringIO())
+    assert rc == 2 and "Traceback" in err.getvalue()
+    assert err.getvalue().rstrip().endswith("remove the trailing ','")
+
+
+def test_a_schema_with_name_colon_type_columns_is_sent_in_the_form_the_job_s_reader_takes(stack, built_dist):
+    _, outputs_file = stack
+    rc, dry, err = submit(outputs_file, built_dist.dist, "http://127.0.0.1:9", "--schema",
+                          "id: LONG, tags: ARRAY<STRING>, `order date` DATE COMMENT 'local'")
+    assert rc == 0, err
+    assert "dry run: the flags and the request are valid; nothing was uploaded or started. Add --apply" in err
+    args = json.loads(dry)["jobDriver"]["sparkSubmit"]["entryPointArguments"]
+    assert args[args.index("--schema") + 1] == "`id` BIGINT, `tags` ARRAY<STRING>, `order date` DATE COMMENT 'local'"

@@ -76,8 +76,9 @@ def policies(o) -> dict:
     }
 
 
-def onboard(o, *args, check=True):
-    r = run_script("onboard-account", "--endpoint-url", o.endpoint, "--region", "us-east-1", *args, env=o.env)
+def onboard(o, *args, check=True, cwd=None):
+    r = run_script("onboard-account", "--endpoint-url", o.endpoint, "--region", "us-east-1", *args, env=o.env,
+                   cwd=cwd)
     if check:
         assert r.returncode == 0, r.stderr
     return r
@@ -176,7 +177,7 @@ def test_topic_mode_subscribes_the_consumers_queue_filtered_to_its_prefixes(owne
         owner.sns.set_subscription_attributes(SubscriptionArn=sub["SubscriptionArn"], AttributeName="FilterPolicy",
                                               AttributeValue="{}")
         r = onboard(owner, *args, "--apply", check=False)
-        assert r.returncode == 1 and "differ from what this run would write" in r.stderr
+        assert r.returncode == 2 and "differ from what this run would write" in r.stderr
         onboard(owner, *args, "--apply", "--force")
         attrs = owner.sns.get_subscription_attributes(SubscriptionArn=sub["SubscriptionArn"])["Attributes"]
         assert "landing/a/" in attrs["FilterPolicy"]
@@ -193,9 +194,9 @@ def test_topic_mode_subscribes_the_consumers_queue_filtered_to_its_prefixes(owne
 def test_topic_mode_needs_the_consumers_queue_in_its_account(owner):
     base = [*ACCT, "--bucket", owner.bucket, "--prefix", "a/", "--topic-arn", owner.topic_arn]
     r = onboard(owner, *base, check=False)
-    assert r.returncode == 1 and "--topic-arn needs --subscriber-queue-arn" in r.stderr
+    assert r.returncode == 2 and "--topic-arn needs --subscriber-queue-arn" in r.stderr
     r = onboard(owner, *base, "--subscriber-queue-arn", f"arn:aws:sqs:us-east-1:{STRANGER}:q", check=False)
-    assert r.returncode == 1 and f"not the consumer's account {CONSUMER}" in r.stderr
+    assert r.returncode == 2 and f"not the consumer's account {CONSUMER}" in r.stderr
 
 
 def test_role_principal_and_account_principal_are_revoked_separately(owner):
@@ -229,15 +230,67 @@ def test_outputs_file_fills_bucket_queue_prefix_and_key(owner, tmp_path):
     r = onboard(owner, *ACCT, "--outputs-file", str(outputs), "--consumer", "analytics", "--apply")
     assert "applied: 3 policies written" in r.stdout
     assert any(s.get("Resource") == f"arn:aws:s3:::{owner.bucket}/analytics/*" for s in stmts(policies(owner)["bucket"]))
-    assert '"name": "analytics"' in r.stdout
+    # 'analytics' is a consumer of the stack already: the cdk.json entry must not reuse the name.
+    assert f'"name": "analytics-{CONSUMER}"' in r.stdout and "'analytics' already names a consumer" in r.stderr
     # No consumer named: the prefix must be given; a bare --topic-arn takes the stack's topic.
     r = onboard(owner, *ACCT, "--outputs-file", str(outputs), "--topic-arn", check=False)
-    assert r.returncode == 1 and "no prefix" in r.stderr
+    assert r.returncode == 2 and "no prefix" in r.stderr
     r = onboard(owner, *ACCT, "--outputs-file", str(outputs), "--topic-arn", "--prefix", "x/",
                 "--subscriber-queue-arn", f"arn:aws:sqs:us-east-1:{CONSUMER}:mine")
     assert f"+++ subscription of arn:aws:sqs:us-east-1:{CONSUMER}:mine to {owner.topic_arn}" in r.stdout
-    r = onboard(owner, *ACCT, "--outputs-file", str(outputs), "--consumer", "nope", check=False)
-    assert r.returncode == 1 and "unknown consumer 'nope'" in r.stderr
+    r = onboard(owner, *ACCT, "--outputs-file", str(outputs), "--consumer", "analytcs", check=False)
+    assert r.returncode == 2 and "unknown consumer 'analytcs' (did you mean 'analytics'?)" in r.stderr
+
+
+def test_outputs_file_defaults_to_cdk_outputs_json_and_is_read_only_when_needed(owner, tmp_path):
+    base = [*ACCT, "--prefix", "a/", "--queue-url", owner.queue_url]
+    r = onboard(owner, *base, check=False, cwd=tmp_path)
+    assert r.returncode == 2
+    assert ("without --bucket, the source bucket comes from the stack outputs, but cdk-outputs.json (the default "
+            "--outputs-file) does not exist") in r.stderr
+    (tmp_path / "cdk-outputs.json").write_text(json.dumps({"S3SqsStack": {"SourceBucketName": owner.bucket}}))
+    r = onboard(owner, *base, cwd=tmp_path)
+    assert f"+++ bucket policy of s3://{owner.bucket}" in r.stdout
+    # Everything given by flag: the file is not read, even when it is broken.
+    (tmp_path / "cdk-outputs.json").write_text("{not json")
+    r = onboard(owner, *base, "--bucket", owner.bucket, cwd=tmp_path)
+    assert f"+++ bucket policy of s3://{owner.bucket}" in r.stdout
+
+
+def test_the_printed_cdk_json_entry_passes_synth_s_checks(owner, tmp_path):
+    """With cdk.json at hand, the entry fits it: a taken name is not reused, the same account adds only its role."""
+    from infra.app import CDK_JSON
+    from infra.config import parse_config
+
+    context = json.loads(CDK_JSON.read_text())["context"]
+    analytics = next(c for c in context["consumers"] if c["name"] == "analytics")
+    base = ["--bucket", owner.bucket, "--prefix", "analytics/", "--queue-url", owner.queue_url,
+            "--consumer", "analytics", "--cdk-json", str(CDK_JSON)]
+
+    def printed_entry(stdout: str) -> dict:
+        return json.loads(stdout.split("so the next `cdk deploy` keeps the grant:\n", 1)[1])
+
+    r = onboard(owner, *ACCT, *base)
+    entry = printed_entry(r.stdout)
+    assert entry["consumers"] == [{"name": f"analytics-{CONSUMER}", "accountId": CONSUMER, "prefix": "analytics/",
+                                   "accountAccess": {"principalArnLike": [PATTERN]}}]
+    assert f"'analytics' already names a consumer for account {analytics['accountId']}" in r.stderr
+    parse_config({**context, "consumers": context["consumers"] + entry["consumers"]})  # what synth checks
+
+    role = f"arn:aws:iam::{analytics['accountId']}:role/analytics-second-job"
+    r = onboard(owner, "--consumer-role-arn", role, *base)
+    entry = printed_entry(r.stdout)
+    assert entry == {"crossAccountPrincipals": [role]}
+    assert f"consumer 'analytics' is already in cdk.json for account {analytics['accountId']}" in r.stderr
+    parse_config({**context, "crossAccountPrincipals": context["crossAccountPrincipals"] + [role]})
+
+    # An entry synth would still refuse is said so, with synth's own message.
+    narrow = tmp_path / "cdk.json"
+    narrow.write_text(json.dumps({"context": {**context, "eventFilter": {"prefix": "analytics/"}}}))
+    r = onboard(owner, *ACCT, "--bucket", owner.bucket, "--prefix", "landing/",
+                "--queue-url", owner.queue_url, "--cdk-json", str(narrow))
+    assert "lies outside eventFilter.prefix 'analytics/'" in r.stderr
+    assert "with this entry, cdk synth would fail" in r.stderr
 
 
 @pytest.mark.parametrize("args,message", [
@@ -249,7 +302,7 @@ def test_bad_consumer_is_rejected_before_any_aws_call(owner, args, message):
     before = policies(owner)
     r = onboard(owner, *args, "--bucket", owner.bucket, "--prefix", "a/", "--queue-url", owner.queue_url,
                 "--apply", check=False)
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert message in r.stderr
     assert policies(owner) == before
 
@@ -258,14 +311,14 @@ def test_bad_consumer_is_rejected_before_any_aws_call(owner, args, message):
     (["--bucket", "Not_A_Bucket", "--prefix", "a/"], "--bucket 'Not_A_Bucket' is not a valid S3 bucket name"),
     (["--bucket", "{bucket}"], "no prefix: pass --prefix"),
     (["--bucket", "{bucket}", "--prefix", "a/*"], "contains a wildcard"),
-    (["--prefix", "a/"], "no bucket"),
+    (["--prefix", "a/"], "without --bucket, the source bucket comes from the stack outputs"),
     (["--bucket", "{bucket}", "--prefix", "a/", "--kms-key-arn", "alias/data"], "aliases are not accepted"),
     (["--bucket", "{bucket}", "--prefix", "a/", "--consumer", "Bad Name"], "--consumer 'Bad Name'"),
 ])
 def test_bad_flags_get_clear_errors(owner, args, message):
     args = [a.replace("{bucket}", owner.bucket) for a in args]
     r = onboard(owner, *ACCT, *args, "--queue-url", owner.queue_url, "--apply", check=False)
-    assert r.returncode == 1, r.stdout
+    assert r.returncode == 2, r.stdout
     assert message in r.stderr
     assert "Traceback" not in r.stderr
 
@@ -273,11 +326,11 @@ def test_bad_flags_get_clear_errors(owner, args, message):
 def test_bad_queue_url_and_missing_target(owner):
     base = [*ACCT, "--bucket", owner.bucket, "--prefix", "a/"]
     r = onboard(owner, *base, check=False)
-    assert r.returncode == 1 and "pass --queue-url" in r.stderr
+    assert r.returncode == 2 and "pass --queue-url" in r.stderr
     r = onboard(owner, *base, "--queue-url", "not-a-url", check=False)
-    assert r.returncode == 1 and "--queue-url 'not-a-url' is not an SQS queue URL" in r.stderr
+    assert r.returncode == 2 and "--queue-url 'not-a-url' is not an SQS queue URL" in r.stderr
     r = onboard(owner, *base, "--topic-arn", "arn:aws:sqs:us-east-1:222222222222:q", check=False)
-    assert r.returncode == 1 and "is not an SNS topic ARN" in r.stderr
+    assert r.returncode == 2 and "is not an SNS topic ARN" in r.stderr
     r = onboard(owner, *base, "--queue-url", owner.queue_url, "--topic-arn", owner.topic_arn, check=False)
     assert r.returncode == 2 and "not allowed with argument" in r.stderr
     r = onboard(owner, *base, "--queue-url", owner.queue_url, "--apply", "--dry-run", check=False)
@@ -289,7 +342,7 @@ def test_bad_queue_url_and_missing_target(owner):
 def test_bucket_that_does_not_exist(owner):
     r = onboard(owner, *ACCT, "--bucket", unique("missing"), "--prefix", "a/",
                 "--queue-url", owner.queue_url, "--apply", check=False)
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert "does not exist" in r.stderr and "check --bucket" in r.stderr
     assert "Traceback" not in r.stderr
 
@@ -298,26 +351,26 @@ def test_queue_that_does_not_exist(owner):
     url = owner.queue_url.rsplit("/", 1)[0] + "/" + unique("gone")
     r = onboard(owner, *ACCT, "--bucket", owner.bucket, "--prefix", "a/",
                 "--queue-url", url, check=False)
-    assert r.returncode == 1 and "does not exist: check --queue-url" in r.stderr
+    assert r.returncode == 2 and "does not exist: check --queue-url" in r.stderr
 
 
 def test_malformed_existing_bucket_policy_is_never_overwritten(owner):
     owner.s3.put_bucket_policy(Bucket=owner.bucket, Policy="{this is not json")
     before = policies(owner)
     r = onboard(owner, *queue_args(owner), "--apply", check=False)
-    assert r.returncode == 1
+    assert r.returncode == 2
     assert f"bucket policy of s3://{owner.bucket} is not valid JSON" in r.stderr
     assert "refusing to overwrite" in r.stderr
     assert policies(owner) == before
     r = onboard(owner, *queue_args(owner), "--revoke", "--apply", check=False)
-    assert r.returncode == 1 and policies(owner) == before
+    assert r.returncode == 2 and policies(owner) == before
 
 
 def test_malformed_key_policy_is_refused(owner):
     owner.kms.put_key_policy(KeyId=owner.key_arn, PolicyName="default", Policy='{"Statement": {"oops": 1}, "x": [}')
     before = policies(owner)
     r = onboard(owner, *queue_args(owner), "--apply", check=False)
-    assert r.returncode == 1 and "key policy of" in r.stderr and "not valid JSON" in r.stderr
+    assert r.returncode == 2 and "key policy of" in r.stderr and "not valid JSON" in r.stderr
     assert policies(owner) == before  # every policy is checked before any is written
 
 
@@ -386,7 +439,8 @@ def test_policy_that_keeps_changing_aborts_without_losing_edits(owner):
 def test_cdk_context_entry_is_accepted_by_the_infra_config():
     config = pytest.importorskip("infra.config")
     g = pm.Grantee.for_role(f"arn:aws:iam::{CONSUMER}:role/analytics-job")
-    frag = ob_request.cdk_context_entry("partner-analytics", g, ["landing/a/", "landing/b/"])
+    frag, notes = ob_request.cdk_context_entry("partner-analytics", g, ["landing/a/", "landing/b/"])
+    assert notes == []
     assert frag["consumers"][0]["prefix"] == "landing/"
     cfg = config.parse_config({
         "sourceBucket": {"mode": "new"},
@@ -447,7 +501,7 @@ def test_an_account_grant_without_a_condition_is_refused(owner):
     before = policies(owner)
     r = onboard(owner, "--consumer-account", CONSUMER, "--bucket", owner.bucket, "--prefix", "a/",
                 "--queue-url", owner.queue_url, "--apply", check=False)
-    assert r.returncode == 1 and "--principal-arn-like" in r.stderr and "--consumer-role-arn" in r.stderr
+    assert r.returncode == 2 and "--principal-arn-like" in r.stderr and "--consumer-role-arn" in r.stderr
     assert policies(owner) == before
 
 
@@ -462,7 +516,7 @@ def test_a_hand_edited_statement_is_not_silently_reverted(owner):
     r = onboard(owner, *queue_args(owner))  # a dry run warns
     assert f"warning: queue policy of {owner.queue_url}: onboarding's own statement(s) {ours['Sid']}" in r.stderr
     r = onboard(owner, *queue_args(owner), "--apply", check=False)
-    assert r.returncode == 1 and "refusing to write, nothing changed" in r.stderr and "--force" in r.stderr
+    assert r.returncode == 2 and "refusing to write, nothing changed" in r.stderr and "--force" in r.stderr
     assert policies(owner) == edited  # not even the other policies were written
     onboard(owner, *queue_args(owner), "--apply", "--force")
     (back,) = [s for s in stmts(policies(owner)["queue"]) if s.get("Sid") == ours["Sid"]]
@@ -473,7 +527,7 @@ def test_a_policy_the_stack_template_owns_needs_force_and_says_why(owner):
     owner.sqs.tag_queue(QueueUrl=owner.queue_url, Tags={POLICY_OWNER_TAG: "S3SqsStreaming"})
     before = policies(owner)
     r = onboard(owner, *queue_args(owner), "--apply", check=False)
-    assert r.returncode == 1 and "part of CloudFormation stack S3SqsStreaming's template" in r.stderr
+    assert r.returncode == 2 and "part of CloudFormation stack S3SqsStreaming's template" in r.stderr
     assert "cdk.json entry" in r.stderr and policies(owner) == before
     r = onboard(owner, *queue_args(owner), "--apply", "--force")
     assert "note (--force)" in r.stderr and "applied: 3 policies written" in r.stdout
@@ -511,8 +565,8 @@ def test_list_bucket_of_earlier_versions_goes_and_s3_decrypt_only_where_the_key_
 def test_cdk_context_entry_for_an_account_carries_its_conditions():
     config = pytest.importorskip("infra.config")
     g = pm.Grantee.for_account(CONSUMER, principal_arn_like=[PATTERN], principal_org_id="o-a1b2c3d4e5")
-    frag = ob_request.cdk_context_entry("partner", g, ["landing/"])
-    assert "crossAccountPrincipals" not in frag
+    frag, notes = ob_request.cdk_context_entry("partner", g, ["landing/"])
+    assert "crossAccountPrincipals" not in frag and notes == []
     cfg = config.parse_config({"sourceBucket": {"mode": "new"}, "consumers": frag["consumers"]})
     assert cfg.grant_for(cfg.consumers[0]).conditions == {
         "ArnLike": {"aws:PrincipalArn": [PATTERN]}, "StringEquals": {"aws:PrincipalOrgID": "o-a1b2c3d4e5"}}

@@ -78,7 +78,7 @@ def test_inspect_reports_and_leaves_every_message_visible(sqs, queues, moto_endp
     assert "undecodable: 1 messages" in out
     assert counts(sqs, dlq_url) == (26, 0)  # all visible again at once, not after a timeout
 
-    r = redrive_cli(moto_endpoint, "inspect", "--dlq-url", dlq_url, "--sample", "5", "--depth", "1")
+    r = redrive_cli(moto_endpoint, "inspect", "--dlq-url", dlq_url, "--limit", "5", "--depth", "1")
     assert r.returncode == 0 and "among the 5 peeked messages" in r.stdout and "s3://source-data/landing/" in r.stdout
     assert counts(sqs, dlq_url) == (26, 0)
 
@@ -87,7 +87,7 @@ def test_export_writes_an_audit_copy_and_leaves_messages(sqs, queues, moto_endpo
     _, dlq_url = queues
     fill(sqs, dlq_url, KEYS_A, garbage=1)
     path = tmp_path / "audit.jsonl"
-    r = redrive_cli(moto_endpoint, "export", "--dlq-url", dlq_url, "--to", str(path))
+    r = redrive_cli(moto_endpoint, "export", "--dlq-url", dlq_url, "--to-file", str(path))
     assert r.returncode == 0, r.stderr
     assert "exported 13 messages" in r.stdout
     records = [json.loads(line) for line in path.read_text().splitlines()]
@@ -97,9 +97,9 @@ def test_export_writes_an_audit_copy_and_leaves_messages(sqs, queues, moto_endpo
     assert all(x["messageAttributes"]["blob"]["BinaryValueBase64"] == "AP8=" for x in records)
     assert counts(sqs, dlq_url) == (13, 0)
 
-    r = redrive_cli(moto_endpoint, "export", "--dlq-url", dlq_url, "--to", str(path))
-    assert r.returncode == 1 and "exists" in r.stderr and "--overwrite" in r.stderr
-    r = redrive_cli(moto_endpoint, "export", "--dlq-url", dlq_url, "--to", str(path), "--limit", "4", "--overwrite")
+    r = redrive_cli(moto_endpoint, "export", "--dlq-url", dlq_url, "--to-file", str(path))
+    assert r.returncode == 2 and "exists" in r.stderr and "--overwrite" in r.stderr
+    r = redrive_cli(moto_endpoint, "export", "--dlq-url", dlq_url, "--to-file", str(path), "--limit", "4", "--overwrite")
     assert r.returncode == 0 and len(path.read_text().splitlines()) == 4
     assert counts(sqs, dlq_url) == (13, 0)
 
@@ -133,7 +133,7 @@ def test_peek_dedupes_repeated_messages_and_releases_with_the_newest_handle():
 def test_redrive_everything_falls_back_from_move_task_and_keeps_attributes(sqs, queues, moto_endpoint):
     src, dlq_url = queues
     fill(sqs, dlq_url, KEYS_A + KEYS_B, garbage=2)
-    r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", dlq_url)
+    r = redrive_cli(moto_endpoint, "redrive", "--apply", "--dlq-url", dlq_url)
     assert r.returncode == 0, r.stderr
     assert "StartMessageMoveTask: the API does not support it here (HTTP 500); falling back to send-then-delete" in r.stderr
     assert f"send-then-delete: moved 27 messages to {src}" in r.stdout
@@ -147,7 +147,7 @@ def test_redrive_everything_falls_back_from_move_task_and_keeps_attributes(sqs, 
 def test_key_glob_moves_only_matches_and_the_rest_is_visible_at_once(sqs, queues, moto_endpoint):
     src, dlq_url = queues
     fill(sqs, dlq_url, KEYS_A + KEYS_B, garbage=1)
-    r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", dlq_url, "--key-glob", "landing/a/*")
+    r = redrive_cli(moto_endpoint, "redrive", "--apply", "--dlq-url", dlq_url, "--key-glob", "landing/a/*")
     assert r.returncode == 0, r.stderr
     assert "StartMessageMoveTask" not in r.stderr  # a filter rules it out
     assert "moved 12 messages" in r.stdout and "14 messages stay in the DLQ" in r.stdout
@@ -157,10 +157,11 @@ def test_key_glob_moves_only_matches_and_the_rest_is_visible_at_once(sqs, queues
     assert sorted(key_of(m["Body"]) for m in left) == sorted(KEYS_B + ["garbage 0"])
 
 
-def test_max_moves_exactly_n(sqs, queues, moto_endpoint):
+def test_limit_moves_exactly_n(sqs, queues, moto_endpoint):
     src, dlq_url = queues
     fill(sqs, dlq_url, KEYS_A + KEYS_B)
-    r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", dlq_url, "--max", "4", "--key-glob", "landing/b/*")
+    r = redrive_cli(moto_endpoint, "redrive", "--apply", "--dlq-url", dlq_url, "--limit", "4",
+                    "--key-glob", "landing/b/*")
     assert r.returncode == 0, r.stderr
     assert "moved 4 messages" in r.stdout
     moved = drain(sqs, src)
@@ -168,13 +169,26 @@ def test_max_moves_exactly_n(sqs, queues, moto_endpoint):
     assert counts(sqs, dlq_url) == (21, 0)
 
 
-def test_dry_run_changes_nothing(sqs, queues, moto_endpoint):
+@pytest.mark.parametrize("preview", [(), ("--dry-run",)], ids=["default", "--dry-run"])
+def test_without_apply_nothing_moves(sqs, queues, moto_endpoint, preview):
     src, dlq_url = queues
     fill(sqs, dlq_url, KEYS_A + KEYS_B)
-    r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", dlq_url, "--key-glob", "landing/a/*", "--dry-run")
+    r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", dlq_url, "--key-glob", "landing/a/*", *preview)
     assert r.returncode == 0, r.stderr
     assert f"would move 12 messages to {src}" in r.stdout and "13 messages would stay" in r.stdout
+    assert "dry run: nothing was moved. Add --apply to move the messages." in r.stderr
     assert counts(sqs, dlq_url) == (25, 0) and counts(sqs, src) == (0, 0)
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["redrive", "--to", "https://q"], "--to is retired: the target queue is --to-queue-url URL"),
+    (["redrive", "--max", "3"], "--max is retired: use --limit N"),
+    (["export", "--to", "x.jsonl"], "--to is retired: the file is --to-file FILE.jsonl"),
+    (["inspect", "--sample", "5"], "--sample is retired: use --limit N"),
+])
+def test_retired_flags_say_what_replaced_them(moto_endpoint, argv, message):
+    r = redrive_cli(moto_endpoint, *argv, "--dlq-url", "https://sqs.us-east-1.amazonaws.com/123456789012/d")
+    assert r.returncode == 2 and message in r.stderr and "Traceback" not in r.stderr
 
 
 def test_rate_limits_the_flow(sqs, queues):
@@ -254,7 +268,7 @@ def test_waiting_for_hidden_messages_is_bounded(sqs, queues):
 
 def _start_redrive(moto_endpoint, dlq_url, *extra) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, str(REPO / "scripts" / "redrive-dlq"), "redrive", "--dlq-url", dlq_url,
+        [sys.executable, str(REPO / "scripts" / "redrive-dlq"), "redrive", "--dlq-url", dlq_url, "--apply",
          "--endpoint-url", moto_endpoint, "--region", "us-east-1", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
     )
@@ -299,7 +313,7 @@ def test_interrupted_redrive_then_rerun_loses_nothing(sqs, queues, moto_endpoint
         # An orderly stop at a batch boundary: everything not moved is back in view at once, nothing twice.
         assert hidden == 0 and visible + moved_first == 60
     # Re-run at once: after a kill the held messages are still hidden, and the re-run waits for them.
-    r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", dlq_url, "--no-move-task", "--visibility-timeout", "6")
+    r = redrive_cli(moto_endpoint, "redrive", "--apply", "--dlq-url", dlq_url, "--no-move-task", "--visibility-timeout", "6")
     assert r.returncode == 0, r.stderr
     if sig == signal.SIGKILL and hidden:
         assert "hidden by another reader" in r.stderr
@@ -364,25 +378,25 @@ def test_target_errors(sqs, queues, moto_endpoint):
     src, dlq_url = queues
     orphan = sqs.create_queue(QueueName=unique("orphan"))["QueueUrl"]
     try:
-        r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", orphan)
-        assert r.returncode == 1 and "ListDeadLetterSourceQueues is empty); pass --to URL" in r.stderr
-        r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", dlq_url, "--to", dlq_url)
-        assert r.returncode == 1 and "--to is the DLQ itself" in r.stderr
-        r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", dlq_url, "--to", orphan + "-gone")
-        assert r.returncode == 1 and "queue does not exist" in r.stderr
+        r = redrive_cli(moto_endpoint, "redrive", "--apply", "--dlq-url", orphan)
+        assert r.returncode == 2 and "ListDeadLetterSourceQueues is empty); pass --to-queue-url URL" in r.stderr
+        r = redrive_cli(moto_endpoint, "redrive", "--apply", "--dlq-url", dlq_url, "--to-queue-url", dlq_url)
+        assert r.returncode == 2 and "--to-queue-url is the DLQ itself" in r.stderr
+        r = redrive_cli(moto_endpoint, "redrive", "--apply", "--dlq-url", dlq_url, "--to-queue-url", orphan + "-gone")
+        assert r.returncode == 2 and "queue does not exist" in r.stderr
         r = redrive_cli(moto_endpoint, "inspect", "--dlq-url", orphan + "-gone")
-        assert r.returncode == 1 and "--dlq-url" in r.stderr and "does not exist" in r.stderr
-        r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", dlq_url, "--max", "0")
-        assert r.returncode == 2 and "--max" in r.stderr and "at least 1" in r.stderr
-        r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", dlq_url, "--rate", "fast")
+        assert r.returncode == 2 and "--dlq-url" in r.stderr and "does not exist" in r.stderr
+        r = redrive_cli(moto_endpoint, "redrive", "--apply", "--dlq-url", dlq_url, "--limit", "0")
+        assert r.returncode == 2 and "--limit" in r.stderr and "at least 1" in r.stderr
+        r = redrive_cli(moto_endpoint, "redrive", "--apply", "--dlq-url", dlq_url, "--rate", "fast")
         assert r.returncode == 2 and "--rate" in r.stderr
         r = redrive_cli(moto_endpoint, "inspect", "--dlq-url", "dlq")
-        assert r.returncode == 1 and "is not an SQS queue URL" in r.stderr
+        assert r.returncode == 2 and "is not an SQS queue URL" in r.stderr
         r = redrive_cli(moto_endpoint, "inspect")
-        assert r.returncode == 1 and "pass --dlq-url" in r.stderr
+        assert r.returncode == 2 and "pass --dlq-url" in r.stderr
         # Explicit --to to another queue works even for a DLQ nobody names.
         fill(sqs, orphan, KEYS_A[:3])
-        r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", orphan, "--to", src, "--no-move-task")
+        r = redrive_cli(moto_endpoint, "redrive", "--apply", "--dlq-url", orphan, "--to-queue-url", src, "--no-move-task")
         assert r.returncode == 0 and "moved 3 messages" in r.stdout
         assert len(drain(sqs, src)) == 3
         for out in (r.stdout, r.stderr):
@@ -398,17 +412,19 @@ def test_outputs_file_names_the_dlq_and_picks_among_several_sources(sqs, queues,
         "RedrivePolicy": json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": 3})})["QueueUrl"]
     try:
         fill(sqs, dlq_url, KEYS_A[:2])
-        r = redrive_cli(moto_endpoint, "redrive", "--dlq-url", dlq_url)
-        assert r.returncode == 1 and "serves 2 queues" in r.stderr and "--to" in r.stderr
+        r = redrive_cli(moto_endpoint, "redrive", "--apply", "--dlq-url", dlq_url)
+        assert r.returncode == 2 and "serves 2 queues" in r.stderr and "--to-queue-url" in r.stderr
         outputs = tmp_path / "out.json"
         outputs.write_text(json.dumps({"Stack": {"Consumers": {"ingest": {
             "queueUrl": src, "queueArn": "a", "dlqUrl": dlq_url, "dlqArn": dlq_arn, "jobRoleArn": "r"}}}}))
         r = redrive_cli(moto_endpoint, "inspect", "--outputs-file", str(outputs), "--consumer", "ingest")
         assert r.returncode == 0 and "messages: 2 " in r.stdout
-        r = redrive_cli(moto_endpoint, "redrive", "--outputs-file", str(outputs), "--consumer", "ingest", "--no-move-task")
+        r = redrive_cli(moto_endpoint, "redrive", "--apply", "--outputs-file", str(outputs), "--consumer", "ingest", "--no-move-task")
         assert r.returncode == 0 and f"moved 2 messages to {src}" in r.stdout
         r = redrive_cli(moto_endpoint, "inspect", "--outputs-file", str(outputs))
-        assert r.returncode == 1 and "needs --consumer" in r.stderr
+        assert r.returncode == 2 and "pass --consumer NAME too" in r.stderr
+        r = redrive_cli(moto_endpoint, "inspect", "--outputs-file", str(outputs), "--consumer", "ingst")
+        assert r.returncode == 2 and "unknown consumer 'ingst' (did you mean 'ingest'?)" in r.stderr
     finally:
         sqs.delete_queue(QueueUrl=second)
 

@@ -1,0 +1,70 @@
+"""submit-job's pre-flight: the job's schema, partition columns and source options, checked the way the job
+checks them, before anything is uploaded or started. No I/O.
+
+Without it a typo is found only on EMR, by the job, and a STREAMING run is then retried up to
+--max-failed-attempts-per-hour times before anyone reads why.
+"""
+from __future__ import annotations
+
+from s3sqs.ddl import Schema, SchemaError, parse_schema
+from s3sqs.options import OptionError, parse_options
+
+from ops.emr import SubmitError
+from ops.names import did_you_mean
+
+# Where app/job.py keeps the source's file index and quarantined files, under --checkpoint.
+STATE_DIR = "source-state"
+QUARANTINE_DIR = "quarantine"
+
+
+def option_pairs(items: tuple[str, ...]) -> dict[str, str]:
+    """--option key=value items as a dict, as app/job.py reads them."""
+    pairs: dict[str, str] = {}
+    for item in items:
+        key, sep, value = item.partition("=")
+        if not sep or not key.strip():
+            raise SubmitError(f"--option {item!r} must look like key=value, e.g. --option maxFilesPerTrigger=500")
+        pairs[key.strip()] = value
+    return pairs
+
+
+def check_schema(schema_text: str, partition_by: tuple[str, ...]) -> Schema:
+    """The --schema DDL parses, and every --partition-by column is one of its columns."""
+    try:
+        schema = parse_schema(schema_text, flag="--schema")
+    except SchemaError as e:
+        raise SubmitError(str(e)) from None
+    _check_columns("--partition-by", partition_by, schema)
+    return schema
+
+
+def job_source_options(fmt: str, queue_url: str, checkpoint: str, options: dict[str, str],
+                       region: str | None = None, endpoint_url: str | None = None) -> dict[str, str]:
+    """The source options app/job.py builds from its flags: its own first, then --option, which win.
+    (tests/packaging/test_preflight.py holds this to app/job.py's source_options.)"""
+    base = checkpoint.rstrip("/")
+    raw = {"fileFormat": fmt, "queueUrl": queue_url, "stateLocation": f"{base}/{STATE_DIR}",
+           "quarantineLocation": f"{base}/{QUARANTINE_DIR}"}
+    if endpoint_url:
+        raw["endpointUrl"] = endpoint_url
+    if region:
+        raw["queueRegion"] = region
+    raw.update(options)
+    return raw
+
+
+def check_options(raw: dict[str, str], schema: Schema) -> None:
+    """The source accepts these options, and its partitionColumns are in the schema."""
+    try:
+        opts = parse_options(raw)
+    except OptionError as e:
+        raise SubmitError(f"--option: {e}") from None
+    _check_columns("--option partitionColumns", opts.partition_columns, schema)
+
+
+def _check_columns(flag: str, columns: tuple[str, ...], schema: Schema) -> None:
+    # Exact names, as the job and the source compare them.
+    for c in columns:
+        if c not in schema.names:
+            raise SubmitError(f"{flag}: column {c!r} is not in --schema{did_you_mean(c, schema.names)}; "
+                              f"its columns are: {', '.join(schema.names)}")

@@ -1,0 +1,60 @@
+"""ops/emr/preflight.py: submit-job checks the job's flags the way the job does. Pure, no AWS."""
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from ops.emr import SubmitError, preflight
+
+REPO = Path(__file__).resolve().parents[2]
+QUEUE = "https://sqs.eu-west-1.amazonaws.com/123456789012/orders"
+
+
+def load_job():
+    spec = importlib.util.spec_from_file_location("s3sqs_job_entry", REPO / "app" / "job.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_the_options_checked_are_the_ones_the_job_builds():
+    """submit-job must not drift from app/job.py: same flags in, same source options out."""
+    job = load_job()
+    flags = ["--queue-url", QUEUE, "--format", "csv", "--schema", "id LONG", "--checkpoint", "s3://ck/orders/",
+             "--output", "s3://lake/orders", "--region", "eu-west-1", "--endpoint-url", "http://127.0.0.1:5000",
+             "--option", "header=true", "--option", "maxFilesPerTrigger=500"]
+    expected = job.source_options(job.parse_args(flags))
+    ours = preflight.job_source_options("csv", QUEUE, "s3://ck/orders/",
+                                        preflight.option_pairs(("header=true", "maxFilesPerTrigger=500")),
+                                        region="eu-west-1", endpoint_url="http://127.0.0.1:5000")
+    assert ours == expected
+
+
+def test_option_pairs_read_like_the_job():
+    assert preflight.option_pairs(("a=1", " b =x=y", "c=")) == {"a": "1", "b": "x=y", "c": ""}
+    for bad in ("a", "=1", " =1"):
+        with pytest.raises(SubmitError, match="must look like key=value"):
+            preflight.option_pairs((bad,))
+
+
+def test_schema_and_partition_columns():
+    schema = preflight.check_schema("id LONG, day STRING", ("day",))
+    assert schema.names == ["id", "day"]
+    with pytest.raises(SubmitError, match=r"^--partition-by: column 'Day' is not in --schema \(did you mean 'day'\?\)"):
+        preflight.check_schema("id LONG, day STRING", ("Day",))
+    with pytest.raises(SubmitError, match=r"^--schema: DECIMAL precision 40"):
+        preflight.check_schema("x DECIMAL(40, 2)", ())
+
+
+def test_options_are_the_source_s_own_checks():
+    schema = preflight.check_schema("id LONG, day STRING", ())
+    raw = preflight.job_source_options("csv", QUEUE, "s3://ck", {"partitionColumns": "day", "maxFileAge": "2h"})
+    preflight.check_options(raw, schema)
+    with pytest.raises(SubmitError, match=r"^--option: option 'maxFileAge'"):
+        preflight.check_options({**raw, "maxFileAge": "two hours"}, schema)
+    with pytest.raises(SubmitError, match=r"^--option: option 'header' does not apply to fileFormat json"):
+        preflight.check_options({**raw, "fileFormat": "json", "header": "true"}, schema)
+    with pytest.raises(SubmitError, match=r"^--option partitionColumns: column 'hour' is not in --schema"):
+        preflight.check_options({**raw, "partitionColumns": "day,hour"}, schema)

@@ -1,0 +1,79 @@
+"""The docs agree with the code: every flag of every operator tool is documented, one outputs file name is used
+throughout, and every link points at a file and heading that exist."""
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ops.emr import cli as emr_cli
+from ops.local_stack import cli as local_stack_cli
+from ops.onboarding import cli as onboarding_cli
+from ops.packaging import cli as packaging_cli
+from ops.redrive import cli as redrive_cli
+
+REPO = Path(__file__).resolve().parents[1]
+DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+TOOL_DOCS = (REPO / "docs" / "emr.md", REPO / "docs" / "operations.md")
+PARSERS = {"package-job": packaging_cli.parser, "submit-job": emr_cli.submit_parser, "job-runs": emr_cli.runs_parser,
+           "onboard-account": onboarding_cli.parser, "redrive-dlq": redrive_cli.parser,
+           "local-stack": local_stack_cli.parser}
+
+
+def flags(parser: argparse.ArgumentParser, name: str) -> list[tuple[str, str]]:
+    """(command, flag) for every flag --help shows, subcommands included."""
+    found = []
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub, subparser in action.choices.items():
+                found += flags(subparser, f"{name} {sub}")
+        elif action.help != argparse.SUPPRESS:
+            found += [(name, f) for f in action.option_strings if f.startswith("--") and f != "--help"]
+    return found
+
+
+ALL_FLAGS = sorted({pair for tool, make in PARSERS.items() for pair in flags(make(), tool)})
+
+
+@pytest.mark.parametrize("command, flag", ALL_FLAGS, ids=[f"{c} {f}" for c, f in ALL_FLAGS])
+def test_every_flag_in_every_help_is_documented(command, flag):
+    text = "\n".join(p.read_text() for p in TOOL_DOCS)
+    assert re.search("`" + re.escape(flag) + r"[`\s=\[]", text), f"{command} {flag} is not in docs/emr.md or docs/operations.md"
+
+
+def test_one_outputs_file_name_everywhere():
+    for doc in DOCS:
+        for m in re.finditer(r"[\w.-]*outputs[\w-]*\.json", doc.read_text()):
+            assert m.group() == "cdk-outputs.json", f"{doc.name}: {m.group()}"
+
+
+def test_no_document_outside_the_project_is_cited():
+    """The project's text names only its own files."""
+    outside = ("DESIGN" + ".md", "FACTS" + ".md")
+    tracked = subprocess.run(["git", "ls-files"], cwd=REPO, capture_output=True, text=True, check=True).stdout.split()
+    for name in tracked:
+        path = REPO / name
+        if path.suffix in (".py", ".md", ".toml", ".json", "") and path.is_file():
+            text = path.read_text(errors="replace")
+            assert not [o for o in outside if o in text], name
+
+
+def _anchors(doc: Path) -> set[str]:
+    """GitHub's heading ids: lower case, punctuation dropped, spaces to hyphens."""
+    heads = re.findall(r"^#+\s+(.*)$", doc.read_text(), flags=re.M)
+    return {re.sub(r"[^\w\- ]", "", h.strip().lower()).replace(" ", "-") for h in heads}
+
+
+def test_links_between_the_docs_resolve():
+    for doc in DOCS:
+        for target in re.findall(r"\]\(([^)\s]+)\)", doc.read_text()):
+            if target.startswith(("http://", "https://")):
+                continue
+            path, _, anchor = target.partition("#")
+            dest = (doc.parent / path).resolve() if path else doc
+            assert dest.exists(), f"{doc.name}: link to {target}"
+            if anchor and dest.suffix == ".md":
+                assert anchor in _anchors(dest), f"{doc.name}: no heading #{anchor} in {dest.name}"
