@@ -56,32 +56,27 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 def source_options(args: argparse.Namespace) -> dict[str, str]:
-    opts = {
-        "fileFormat": args.format,
-        "queueUrl": args.queue_url,
-        "stateLocation": args.state_location or args.checkpoint.rstrip("/") + "/source-state",
-        "quarantineLocation": args.checkpoint.rstrip("/") + "/quarantine",
-    }
-    if args.endpoint_url:
-        opts["endpointUrl"] = args.endpoint_url
-    if args.region:
-        opts["queueRegion"] = args.region
-    opts.update(args.options)
-    return opts
+    from s3sqs.options import job_source_options
+    return job_source_options(args.format, args.queue_url, args.checkpoint, args.options, args.region,
+                              args.endpoint_url, args.state_location)
 
 
 def preflight(args: argparse.Namespace, raw_options: dict[str, str]):
-    """Everything that can be checked before Spark starts; returns the parsed source options."""
+    """Everything that can be checked before Spark starts; returns the parsed source options and schema."""
     from s3sqs import preflight as pf
+    from s3sqs.ddl import parse_schema
     from s3sqs.options import parse_options
 
+    schema = parse_schema(args.schema)
+    pf.check_partition_columns(args.partition_by, schema.names)
     opts = parse_options(raw_options)
+    pf.check_partition_columns(list(opts.partition_columns), schema.names, "option partitionColumns")
     pf.check_credentials()
     pf.check_queue(opts)
     pf.check_location("--checkpoint", args.checkpoint, opts)
     if args.state_location:
         pf.check_location("--state-location", args.state_location, opts)
-    return opts
+    return opts, schema
 
 
 def reprocess_dry_run(opts) -> int:
@@ -112,14 +107,13 @@ def warm_python_workers(spark) -> None:
 
 def run(args: argparse.Namespace) -> int:
     raw_options = source_options(args)
-    opts = preflight(args, raw_options)
+    opts, schema = preflight(args, raw_options)
     if opts.reprocess_dry_run:
         return reprocess_dry_run(opts)
 
     from pyspark.sql import SparkSession
 
     from s3sqs.completion import CompletionCheck
-    from s3sqs.preflight import check_partition_columns
     from s3sqs.report import batch_end, batch_line
     from s3sqs.source import register
 
@@ -129,8 +123,8 @@ def run(args: argparse.Namespace) -> int:
     spark = builder.getOrCreate()
     register(spark)
     raw_options.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
-    df = spark.readStream.format("s3-sqs").schema(args.schema).options(**raw_options).load()
-    check_partition_columns(args.partition_by, df.columns)
+    # The canonical DDL: Spark's reader takes no "name: type" form, which --schema may use.
+    df = spark.readStream.format("s3-sqs").schema(schema.ddl).options(**raw_options).load()
     writer = (df.writeStream.format("parquet").option("path", args.output)
               .option("checkpointLocation", args.checkpoint).queryName(args.name)
               .trigger(processingTime=args.trigger_interval))
@@ -174,11 +168,12 @@ def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING,
                         format="%(asctime)s %(levelname)s %(name)s: %(message)s")
     logging.getLogger("s3sqs").setLevel(logging.DEBUG if debug else logging.INFO)
+    from s3sqs.ddl import SchemaError
     from s3sqs.options import OptionError
     from s3sqs.preflight import PreflightError
     try:
         return run(args)
-    except (OptionError, PreflightError) as e:
+    except (OptionError, PreflightError, SchemaError) as e:
         if args.debug:
             raise
         print(f"job.py: error: {e}", file=sys.stderr, flush=True)

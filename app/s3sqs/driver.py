@@ -10,6 +10,7 @@ only moves data between the queue, the index and Spark.
 from __future__ import annotations
 
 import logging
+import sys
 import threading
 import time
 from collections import Counter
@@ -83,8 +84,8 @@ class Driver:
             self.queue = QueueClient(sqs_client(o.queue_region, o.endpoint_url, o.max_retries, o.max_concurrency),
                                      o.queue_url, o.visibility_timeout_seconds, o.max_concurrency,
                                      parallel_deletes=o.endpoint_url is None)
-            log.info("s3-sqs source on %s: %d files tracked, committed up to %d",
-                     o.queue_url, self.index.last_seq, self.index.committed_seq)
+            log.info("s3-sqs source on %s: %d files tracked, committed up to %d (Python %s)",
+                     o.queue_url, self.index.last_seq, self.index.committed_seq, sys.executable)
 
     def close(self) -> None:
         """Stop the intake and close the index. Spark never calls this (it ends the process); tests and

@@ -172,6 +172,26 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
     )
 
 
+# Where the job keeps the source's file index and quarantined files, under its checkpoint.
+STATE_DIR, QUARANTINE_DIR = "source-state", "quarantine"
+
+
+def job_source_options(fmt: str, queue_url: str, checkpoint: str, options: dict[str, str],
+                       region: str | None = None, endpoint_url: str | None = None,
+                       state_location: str | None = None) -> dict[str, str]:
+    """The source options the job builds from its flags: its own first, then --option, which win.
+    One owner, so that what submit-job checks is what the job runs."""
+    base = checkpoint.rstrip("/")
+    raw = {"fileFormat": fmt, "queueUrl": queue_url, "stateLocation": state_location or f"{base}/{STATE_DIR}",
+           "quarantineLocation": f"{base}/{QUARANTINE_DIR}"}
+    if endpoint_url:
+        raw["endpointUrl"] = endpoint_url
+    if region:
+        raw["queueRegion"] = region
+    raw.update(options)
+    return raw
+
+
 def region_from_queue_url(url: str) -> str | None:
     """`https://sqs.eu-west-1.amazonaws.com/...` -> eu-west-1; None for endpoints without one."""
     m = re.match(r"^sqs[.-]([a-z]{2}(?:-[a-z]+)+-\d)\.", urlparse(url).hostname or "")

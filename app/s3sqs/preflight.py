@@ -85,8 +85,7 @@ def check_location(option: str, location: str, opts: SourceOptions) -> None:
         raise PreflightError(f"{option} {location}: cannot reach S3 ({e})") from None
 
 
-def check_partition_columns(partition_by: list[str], columns: list[str]) -> None:
+def check_partition_columns(partition_by: list[str], columns: list[str], flag: str = "--partition-by") -> None:
     missing = [c for c in partition_by if c not in columns]
     if missing:
-        raise PreflightError(f"--partition-by {','.join(missing)}: not in --schema (its columns: "
-                             f"{', '.join(columns)})")
+        raise PreflightError(f"{flag} {','.join(missing)}: not in --schema (its columns: {', '.join(columns)})")

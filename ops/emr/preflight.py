@@ -7,15 +7,10 @@ Without it a typo is found only on EMR, by the job, and a STREAMING run is then 
 from __future__ import annotations
 
 from s3sqs.ddl import Schema, SchemaError, parse_schema
-from s3sqs.options import OptionError, parse_options
+from s3sqs.options import OptionError, job_source_options, parse_options  # noqa: F401  (one owner)
 
 from ops.emr import SubmitError
 from ops.names import did_you_mean
-
-# Where app/job.py keeps the source's file index and quarantined files, under --checkpoint.
-STATE_DIR = "source-state"
-QUARANTINE_DIR = "quarantine"
-
 
 def option_pairs(items: tuple[str, ...]) -> dict[str, str]:
     """--option key=value items as a dict, as app/job.py reads them."""
@@ -36,21 +31,6 @@ def check_schema(schema_text: str, partition_by: tuple[str, ...]) -> Schema:
         raise SubmitError(str(e)) from None
     _check_columns("--partition-by", partition_by, schema)
     return schema
-
-
-def job_source_options(fmt: str, queue_url: str, checkpoint: str, options: dict[str, str],
-                       region: str | None = None, endpoint_url: str | None = None) -> dict[str, str]:
-    """The source options app/job.py builds from its flags: its own first, then --option, which win.
-    (tests/packaging/test_preflight.py holds this to app/job.py's source_options.)"""
-    base = checkpoint.rstrip("/")
-    raw = {"fileFormat": fmt, "queueUrl": queue_url, "stateLocation": f"{base}/{STATE_DIR}",
-           "quarantineLocation": f"{base}/{QUARANTINE_DIR}"}
-    if endpoint_url:
-        raw["endpointUrl"] = endpoint_url
-    if region:
-        raw["queueRegion"] = region
-    raw.update(options)
-    return raw
 
 
 def check_options(raw: dict[str, str], schema: Schema) -> None:

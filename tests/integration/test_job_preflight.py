@@ -34,6 +34,8 @@ def base(w, tmp_path, **over):
                                           "'maxFilesPerTrigger'?"),
     ({"--queue-url": "QUEUE/nowhere"}, "no such queue"),
     ({"--checkpoint": "s3://no-such-bucket-here/ck"}, "bucket 'no-such-bucket-here' does not exist"),
+    ({"--schema": "id LONG, name STRNG"}, "--schema: unknown type 'STRNG'"),
+    ({"--partition-by": "day"}, "--partition-by day: not in --schema"),
 ])
 def test_bad_input_is_one_line_and_exit_2(wiring, tmp_path, change, expected):
     if change.get("--queue-url") == "QUEUE/nowhere":
