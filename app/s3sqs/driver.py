@@ -110,6 +110,7 @@ class Driver:
         return self.index.committed_seq
 
     def latest_offset(self, start: int | None, limit: planner.Limit) -> int:
+        t0 = time.perf_counter()
         self.open()
         self._check_reprocess()
         if self._intake_error is not None:
@@ -129,6 +130,7 @@ class Driver:
             end = planner.batch_end(base, last, limit, sizes)
             idx.record_batch(base, end)
             self._count_sqs_calls()
+            idx.note_stats({"plans": 1, "plan_ms": int((time.perf_counter() - t0) * 1000)})
             self.persist()  # durable before Spark logs the offset
             if end > base or self._since_batch:
                 self._log_batch(base, end)
@@ -182,7 +184,11 @@ class Driver:
         with self._lock:
             idx = self.index
             if idx.dirty:
+                idx.save_stats()
                 snap = self.snapshots.save(idx.db, self.work_dir, {**idx.counters(), "stats": idx.stats})
+                # Counted into the next snapshot: the cost of durability, for metrics.
+                idx.note_stats({"snapshots": 1, "snapshot_ms": int(snap.seconds * 1000),
+                                "snapshot_bytes": snap.bytes_uploaded})
                 idx.dirty = False
                 log.debug("s3-sqs: state v%d saved (%d files tracked): %d files, %d bytes in %.3f s",
                           snap.version, idx.last_seq, snap.files_uploaded, snap.bytes_uploaded, snap.seconds)
@@ -354,7 +360,7 @@ class Driver:
         calls = dict(self.queue.calls)
         delta = {f"sqs_calls_{k}": n - self._sqs_counted.get(k, 0) for k, n in calls.items()}
         self._sqs_counted = calls
-        self.index.add_stats(delta)
+        self.index.note_stats(delta)
 
     def _log_commit(self, end: int, records: list[dict]) -> None:
         if not records:

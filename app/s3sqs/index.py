@@ -184,6 +184,13 @@ class FileIndex:
         self.db.put(b"m" + name.encode(), value)
         self.dirty = True
 
+    def note_stats(self, delta: dict[str, int]) -> None:
+        """Count without a write of its own: saved with the next change that is (see save_stats)."""
+        self.stats = self._merged_stats(delta)
+
+    def save_stats(self) -> None:
+        self.db.put(b"mstats", json.dumps(self.stats, sort_keys=True).encode())
+
     def add_stats(self, delta: dict[str, int]) -> None:
         if any(delta.values()):
             self.stats = self._merged_stats(delta)
