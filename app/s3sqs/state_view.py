@@ -260,7 +260,10 @@ def open_state(state_location: str | None = None, *, checkpoint: str | None = No
     snaps = Snapshots(open_store(state, factory))
     # Spark's commit log first: the state copied after it is at least as new, so it holds every file the
     # log says is in the sink (the source makes a plan durable before Spark logs it).
-    sink = completion.committed_end(open_store(ck, factory))[1] if ck else None
+    try:
+        sink = completion.committed_end(open_store(ck, factory))[1] if ck else None
+    except ValueError as e:
+        raise StateViewError(f"{ck} is not the checkpoint of an s3-sqs query: {e}") from e
     with ExitStack() as stack:
         index = _restore(snaps, stack, state, say)
         manifest = json.loads(snaps.store.get_bytes(f"versions/{snaps.version:012d}.json") or b"{}")

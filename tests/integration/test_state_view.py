@@ -125,3 +125,86 @@ def test_no_state_is_a_clear_error(tmp_path):
     with pytest.raises(StateViewError, match="no source state in .*: it has no versions/ manifest"):
         with open_state(str(tmp_path / "nothing-here")):
             pass
+
+
+# -- scripts/source-state on the same state, in-process ---------------------------------------------------
+
+def run_cli(*argv):
+    import io
+
+    from ops.state.cli import main
+    out = io.StringIO()
+    return main(list(argv), out=out), out.getvalue()
+
+
+def test_source_state_summary_files_and_lookup(checkpoint, capsys):
+    ck, bucket, _, _ = checkpoint
+    code, text = run_cli("summary", "--checkpoint", str(ck))
+    print(text)
+    assert code == 0 and "files tracked: 6" in text and "quarantined" in text
+    assert "sink: Spark committed through offset 4" in text
+    code, text = run_cli("files", "--checkpoint", str(ck), "--batch", "0")
+    print(text)
+    rows = text.splitlines()
+    assert code == 0 and rows[0].split()[:3] == ["SEQ", "BATCH", "STATUS"] and len(rows) == 5
+    code, text = run_cli("files", "--checkpoint", str(ck), "--json", "--status", "pending")
+    (row,) = [json.loads(line) for line in text.splitlines()]
+    assert row["key"] == "in/d.csv" and row["status"] == "pending" and row["event_time"].endswith("Z")
+    code, text = run_cli("files", "--state-location", str(ck / "source-state"), "--since", "1h", "--limit", "2")
+    assert code == 0 and len(text.splitlines()) == 3
+    code, text = run_cli("lookup", "--checkpoint", str(ck), f"s3://{bucket}/in/bad.csv.gz")
+    print(text)
+    assert code == 0 and "batch 0, quarantined" in text and "inflate" in text and "copy" in text
+    code, text = run_cli("lookup", "--checkpoint", str(ck), "--json", "in/never.csv")
+    assert code == 1 and json.loads(text) == {"key": "in/never.csv", "found": False, "files": []}
+    assert "2 files (--limit 2)" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["files", "--checkpoint", "CK", "--status", "quarantine"], "'quarantine' is not a file status (did you mean "
+                                                                 "'quarantined'?)"),
+    (["files", "--checkpoint", "CK", "--batch", "-1"], "batch ids count from 0"),
+    (["files", "--checkpoint", "CK", "--batch", "1", "--since", "1h"], "not allowed with argument"),
+])
+def test_bad_flags_are_refused_by_the_parser(checkpoint, capsys, argv, message):
+    ck = str(checkpoint[0])
+    with pytest.raises(SystemExit) as e:
+        run_cli(*[ck if a == "CK" else a for a in argv])
+    assert e.value.code == 2 and message in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("argv, message", [
+    (["files", "--checkpoint", "CK", "--batch", "9"], "batch 9 is not in the source state, which holds batches 0..1"),
+    (["files", "--checkpoint", "CK", "--since", "last tuesday"], "--since 'last tuesday' is not a time"),
+    (["summary"], "say where the state is"),
+    (["summary", "--checkpoint", "gs://bucket/ck"], "must be a local path or an s3:// URI"),
+    (["summary", "--checkpoint", "s3://"], "has no bucket"),
+    (["summary", "--state-location", "EMPTY"], "no source state in"),
+    (["lookup", "--checkpoint", "CK", "s3://only-a-bucket"], "names no object"),
+])
+def test_problems_are_one_line_and_exit_2(checkpoint, capsys, tmp_path, argv, message):
+    ck = str(checkpoint[0])
+    code, _ = run_cli(*[ck if a == "CK" else str(tmp_path) if a == "EMPTY" else a for a in argv])
+    err = capsys.readouterr().err
+    assert code == 2 and message in err and "Traceback" not in err
+
+
+def test_a_consumers_checkpoint_from_the_outputs_file_and_state_on_s3(checkpoint, moto_endpoint, tmp_path):
+    ck, bucket, _, _ = checkpoint
+    outputs = tmp_path / "cdk-outputs.json"
+    outputs.write_text(json.dumps({"S3SqsStreaming": {"Consumers": json.dumps({"ingest": {
+        "queueUrl": "q", "queueArn": "a", "dlqUrl": "d", "dlqArn": "da", "jobRoleArn": "r",
+        "checkpointUri": str(ck)}})}}))
+    code, text = run_cli("lookup", "--consumer", "ingest", "--outputs-file", str(outputs), "in/a.csv")
+    assert code == 0 and "batch 0, committed" in text
+    code, _ = run_cli("summary", "--consumer", "ingst", "--outputs-file", str(outputs))
+    assert code == 2
+
+    import boto3
+    s3 = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
+    for path in (ck / "source-state").rglob("*"):
+        if path.is_file():
+            s3.upload_file(str(path), bucket, f"copy/source-state/{path.relative_to(ck / 'source-state')}")
+    code, text = run_cli("files", "--state-location", f"s3://{bucket}/copy/source-state", "--status", "missing",
+                         "--endpoint-url", moto_endpoint, "--region", "us-east-1")
+    assert code == 0 and text.splitlines()[1].endswith("/in/gone.csv")

@@ -8,7 +8,7 @@ import pytest
 
 from tests.ops.helpers import REPO
 
-SCRIPTS = ("package-job", "submit-job", "job-runs", "onboard-account", "redrive-dlq", "local-stack")
+SCRIPTS = ("package-job", "submit-job", "job-runs", "onboard-account", "redrive-dlq", "local-stack", "source-state")
 
 
 @pytest.mark.parametrize("name", SCRIPTS)
