@@ -148,7 +148,7 @@ def _files(view, args, since: int | None, out) -> int:
         n += 1
         if args.limit is not None and n >= args.limit:
             break
-    cli.say(f"{n:,} files" + (f" (--limit {args.limit})" if args.limit is not None and n >= args.limit else ""))
+    cli.say(show.count(n, "file") + (f" (--limit {args.limit})" if args.limit is not None and n >= args.limit else ""))
     return 0
 
 

@@ -80,7 +80,7 @@ def summary_lines(where: str, s: dict, now: datetime) -> list[str]:
     else:
         done = f"committed {iso(last['committed_ms'])}" if last["committed_ms"] else "not recorded as committed yet"
         lines.append(f"batches: {s['batches']:,}; the last, {last['id']}: offsets ({last['start']}, {last['end']}], "
-                     f"{last['files']:,} files, {done}")
+                     f"{count(last['files'], 'file')}, {done}")
     if s["sink_committed_seq"] is None:
         lines.append("sink: Spark's commit log not read (give --checkpoint to read it)")
     else:
@@ -98,6 +98,11 @@ def summary_json(where: str, s: dict) -> dict:
             if s["state_written_at"] else None, "oldest_event_time": iso(s["oldest_event_ms"]),
             "newest_event_time": iso(s["newest_event_ms"]),
             "last_batch": None if last is None else {**last, "committed_at": iso(last["committed_ms"])}}
+
+
+def count(n: int, what: str) -> str:
+    """`1 file`, `2 files`."""
+    return f"{n:,} {what}{'' if n == 1 else 's'}"
 
 
 def _ago(seconds: float) -> str:

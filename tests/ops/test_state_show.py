@@ -80,6 +80,8 @@ def test_the_summary_answers_what_is_tracked_where_it_stands_and_how_old_the_sta
     assert text.endswith("counters since the state began: duplicate 7, new 1,200")  # zero counters left out
     bare = "\n".join(show.summary_lines("/s", summary(last_batch=None, sink_committed_seq=None, counters={},
                                                       state_written_at=None), NOW))
+    assert "offsets (1150, 1151], 1 file, not" in "\n".join(show.summary_lines("/s", summary(last_batch={
+        "id": 11, "start": 1150, "end": 1151, "committed_ms": None, "files": 1}), NOW))
     assert "batches: none planned yet" in bare and "give --checkpoint to read it" in bare and "none" in bare
 
 
