@@ -94,15 +94,13 @@ def reprocess_dry_run(opts) -> int:
 
 
 def warm_python_workers(spark) -> None:
-    """Start the executors' Python workers, with the reader's imports, while the query starts: a cold
-    worker costs seconds before it reads its first file, and Spark reuses warm ones."""
-    import threading
-
+    """Start the executors' Python workers, with the reader's imports, before the query starts: a cold
+    worker costs seconds before it reads its first file, and Spark reuses warm ones. Done first, not
+    alongside the query's start, whose Python runner must connect back within Spark's fixed 10 s."""
     from s3sqs.warmup import register_warm_up
     slots = spark.sparkContext.defaultParallelism
     # A read of a Python data source, like the stream's, so it starts the same kind of worker.
-    warm = spark.read.format(register_warm_up(spark)).option("partitions", str(slots)).load()
-    threading.Thread(target=warm.collect, name="warm-python-workers", daemon=True).start()
+    spark.read.format(register_warm_up(spark)).option("partitions", str(slots)).load().collect()
 
 
 def run(args: argparse.Namespace) -> int:

@@ -91,7 +91,7 @@ def connector(endpoint: str, queue_url: str, work: Path, max_files: int) -> tupl
     cmd = job_command(
         "--queue-url", queue_url, "--format", "json", "--schema", "id LONG, v STRING",
         "--checkpoint", str(work / "ck"), "--output", str(work / "out"), "--endpoint-url", endpoint,
-        "--region", REGION, "--until-drained", "--idle-checks", "2", "--trigger-interval", "0 seconds",
+        "--region", REGION, *(["--verbose"] if os.environ.get("BENCH_VERBOSE") else []), "--until-drained", "--idle-checks", "2", "--trigger-interval", "0 seconds",
         "--option", f"maxFilesPerTrigger={max_files}")
     t0 = time.perf_counter()
     with open(work / "job.log", "wb") as log:
