@@ -3,8 +3,9 @@ table, commit a batch's files exactly once, and compact small files.
 
 Exactly once: a batch's files are added in one transaction that also sets the table property
 `s3sqs.last-batch.<query id>` to the batch id, and the snapshot summary carries the query and batch ids.
-A batch whose id is not above that property is already in the table and is skipped. A property, not
-only the summary, because snapshot expiry and compaction would otherwise lose the marker.
+A batch whose id is not above the newer of the two is already in the table and is skipped. The
+property survives snapshot expiry (which drops old summaries); the summaries survive someone removing
+the property.
 """
 from __future__ import annotations
 
@@ -29,6 +30,7 @@ from .location import Location, iceberg_s3_properties
 
 log = logging.getLogger("s3sqs.sinks")
 MARKER_PREFIX = "s3sqs.last-batch."
+QUERY_ID_SUMMARY, BATCH_ID_SUMMARY = "s3sqs.query-id", "s3sqs.batch-id"
 CATALOG_NAME = "s3sqs"
 COMPACT_COMMIT_ATTEMPTS = 10
 
@@ -118,7 +120,10 @@ class IcebergTarget:
 
     # --- exactly-once commits ---
     def committed_batch(self, query_id: str, table: Table | None = None) -> int:
-        return int((table or self.table()).properties.get(MARKER_PREFIX + query_id, -1))
+        """The last batch of this query in the table, or -1."""
+        table = table or self.table()
+        return last_committed_batch(table.properties, [s.summary.additional_properties for s in table.snapshots()
+                                                       if s.summary is not None], query_id)
 
     def commit(self, files: list[WrittenFile], query_id: str, batch_id: int) -> bool:
         table = self.table()
@@ -131,7 +136,7 @@ class IcebergTarget:
             tx.set_properties({MARKER_PREFIX + query_id: str(batch_id)})
             # The names are unique per write attempt, so the (costly) scan for duplicates is not needed.
             tx.add_files([iceberg_uri(f.uri) for f in files], check_duplicate_files=False,
-                         snapshot_properties={"s3sqs.query-id": query_id, "s3sqs.batch-id": str(batch_id)})
+                         snapshot_properties={QUERY_ID_SUMMARY: query_id, BATCH_ID_SUMMARY: str(batch_id)})
         return True
 
     # --- inspection and compaction ---
@@ -202,6 +207,15 @@ class IcebergTarget:
         table.io.delete(new_path)
         raise SinkError(f"compacting {self.name}: {COMPACT_COMMIT_ATTEMPTS} commits in a row conflicted with "
                         "concurrent writers; run compact-table again later")
+
+
+def last_committed_batch(properties: dict[str, str], summaries: list[dict[str, str]], query_id: str) -> int:
+    """The newest batch of this query that the table records: its property, or a snapshot summary of
+    a batch commit, whichever is newer; -1 if neither."""
+    batches = [int(properties.get(MARKER_PREFIX + query_id, -1))]
+    batches += [int(s[BATCH_ID_SUMMARY]) for s in summaries
+                if s.get(QUERY_ID_SUMMARY) == query_id and BATCH_ID_SUMMARY in s]
+    return max(batches)
 
 
 def check_schema(name: str, table: Table, schema: pa.Schema) -> None:
