@@ -1,4 +1,5 @@
-"""The streaming job: s3-sqs source -> table. The same file is the EMR Serverless entry point.
+"""The streaming job: s3-sqs source -> optional transform -> Parquet files, or a Delta or Iceberg table.
+The same file is the EMR Serverless entry point.
 
 Local use:  .venv/bin/spark-submit app/job.py --queue-url URL --format csv --schema "id LONG, name STRING" \
                 --checkpoint /tmp/ck --output /tmp/out --until-drained
@@ -22,12 +23,16 @@ EXIT_FAILED, EXIT_USAGE = 1, 2
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="job.py", description="Stream S3 files announced on SQS into a table.")
+    from s3sqs import sinks
+
+    p = argparse.ArgumentParser(prog="job.py", description="Stream S3 files announced on SQS into Parquet files "
+                                                           "or a Delta or Iceberg table.")
     p.add_argument("--queue-url", required=True, help="the consumer's SQS queue URL")
     p.add_argument("--format", required=True, choices=["csv", "json", "parquet"], help="format of the S3 files")
     p.add_argument("--schema", required=True, help='schema as a DDL string, e.g. "id LONG, name STRING"')
     p.add_argument("--checkpoint", required=True, help="checkpoint location (local path or s3://)")
-    p.add_argument("--output", required=True, help="output table location (Parquet files)")
+    p.add_argument("--output", help="output location: the Parquet files (--sink parquet), else the default table "
+                                    "location (delta) or warehouse (iceberg)")
     p.add_argument("--partition-by", default="", help="comma-separated output partition columns")
     p.add_argument("--state-location", help="source state location (default: CHECKPOINT/source-state)")
     p.add_argument("--endpoint-url", help="S3/SQS-compatible endpoint, e.g. the local stand-in")
@@ -42,6 +47,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--name", default="s3-sqs-ingest", help="query name")
     p.add_argument("--verbose", action="store_true", help="show Spark's own INFO logs (default: warnings only)")
     p.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    sinks.add_arguments(p)
     args = p.parse_args(argv)
     args.options = {}
     for item in args.option:
@@ -62,21 +68,26 @@ def source_options(args: argparse.Namespace) -> dict[str, str]:
 
 
 def preflight(args: argparse.Namespace, raw_options: dict[str, str]):
-    """Everything that can be checked before Spark starts; returns the parsed source options and schema."""
+    """Everything that can be checked before Spark starts; returns the parsed source options, schema and sink."""
     from s3sqs import preflight as pf
+    from s3sqs import sinks
     from s3sqs.ddl import parse_schema
     from s3sqs.options import parse_options
 
     schema = parse_schema(args.schema)
-    pf.check_partition_columns(args.partition_by, schema.names)
+    if not args.transform:  # a transform may make the partition columns; the sink checks its output
+        pf.check_partition_columns(args.partition_by, schema.names)
     opts = parse_options(raw_options)
     pf.check_partition_columns(list(opts.partition_columns), schema.names, "option partitionColumns")
+    sink = sinks.check(args)  # the sink flags, and the --transform import
     pf.check_credentials()
     pf.check_queue(opts)
     pf.check_location("--checkpoint", args.checkpoint, opts)
     if args.state_location:
         pf.check_location("--state-location", args.state_location, opts)
-    return opts, schema
+    for flag, location in sink.locations():
+        pf.check_location(flag, location, opts)
+    return opts, schema, sink
 
 
 def reprocess_dry_run(opts) -> int:
@@ -94,25 +105,24 @@ def reprocess_dry_run(opts) -> int:
 
 
 def warm_python_workers(spark) -> None:
-    """Start the executors' Python workers, with the reader's imports, while the query starts: a cold
-    worker costs seconds before it reads its first file, and Spark reuses warm ones."""
-    import threading
-
+    """Start the executors' Python workers, with the reader's imports, before the query starts: a cold
+    worker costs seconds before it reads its first file, and Spark reuses warm ones. Done first, not
+    alongside the query's start, whose Python runner must connect back within Spark's fixed 10 s."""
     from s3sqs.warmup import register_warm_up
     slots = spark.sparkContext.defaultParallelism
     # A read of a Python data source, like the stream's, so it starts the same kind of worker.
-    warm = spark.read.format(register_warm_up(spark)).option("partitions", str(slots)).load()
-    threading.Thread(target=warm.collect, name="warm-python-workers", daemon=True).start()
+    spark.read.format(register_warm_up(spark)).option("partitions", str(slots)).load().collect()
 
 
 def run(args: argparse.Namespace) -> int:
     raw_options = source_options(args)
-    opts, schema = preflight(args, raw_options)
+    opts, schema, sink = preflight(args, raw_options)
     if opts.reprocess_dry_run:
         return reprocess_dry_run(opts)
 
     from pyspark.sql import SparkSession
 
+    from s3sqs import sinks
     from s3sqs.completion import CompletionCheck
     from s3sqs.monitor import BatchMonitor
     from s3sqs.source import register
@@ -125,14 +135,12 @@ def run(args: argparse.Namespace) -> int:
     raw_options.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
     # The canonical DDL: Spark's reader takes no "name: type" form, which --schema may use.
     df = spark.readStream.format("s3-sqs").schema(schema.ddl).options(**raw_options).load()
-    writer = (df.writeStream.format("parquet").option("path", args.output)
+    writer = (sinks.writer(df, sink, args.endpoint_url, args.region)
               .option("checkpointLocation", args.checkpoint).queryName(args.name)
               .trigger(processingTime=args.trigger_interval))
-    if args.partition_by:
-        writer = writer.partitionBy(*args.partition_by)
     warm_python_workers(spark)
     query = writer.start()
-    print(f"[job] query {args.name} started: {args.queue_url} -> {args.output}", flush=True)
+    print(f"[job] query {args.name} started: {args.queue_url} -> {sink.describe()}", flush=True)
 
     check = CompletionCheck(opts, args.checkpoint)
     monitor, idle = BatchMonitor(check, args.queue_url), 0

@@ -46,6 +46,8 @@ _PRINCIPAL_RE = re.compile(r"^arn:aws[a-z\-]*:iam::(\d{12}):(root|role/[\w+=,.@/
 _PRINCIPAL_PATTERN_RE = re.compile(r"^arn:aws[a-z\-]*:iam::(\d{12}):(?:role|user)/[\w+=,.@/\-*?]+$")
 _ORG_ID_RE = re.compile(r"^o-[a-z0-9]{10,32}$")
 _RELEASE_RE = re.compile(r"^emr-(?:spark-)?(\d+)\.(\d+)\.(\d+)$")
+# Glue stores database names in lower case; Athena also reads only these characters.
+_GLUE_DATABASE_RE = re.compile(r"^[a-z0-9_]{1,255}$")
 _KEY_ARN_RE = re.compile(r"^arn:aws[a-z\-]*:kms:[a-z0-9\-]+:\d{12}:key/[0-9a-f\-]{36}$")
 # What SNS takes as an e-mail endpoint, roughly: a local part, @, and a domain with a dot in it.
 _EMAIL_RE = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
@@ -99,6 +101,8 @@ class ConsumerConfig:
     max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT
     visibility_timeout_seconds: int = 300
     account_access: AccountAccessConfig | None = None
+    # The Glue database this consumer's job keeps Iceberg tables in; None when it writes no Iceberg table.
+    iceberg_glue_database: str | None = None
 
     @property
     def construct_id(self) -> str:
@@ -303,7 +307,7 @@ def _account_access(raw: Any, key: str, account: str) -> AccountAccessConfig | N
 
 def _consumer(raw: Any, key: str, event_filter: EventFilterConfig) -> ConsumerConfig:
     obj = _object(raw, key, ("name", "accountId", "prefix", "maxReceiveCount", "visibilityTimeoutSeconds",
-                             "accountAccess"))
+                             "accountAccess", "icebergGlueDatabase"))
     name = _str(obj, "name", key)
     if name is None or not CONSUMER_NAME_RE.match(name):
         raise ConfigError(f"{key}.name: {name!r} is not allowed; allowed: {CONSUMER_NAME_RULE}")
@@ -316,6 +320,13 @@ def _consumer(raw: Any, key: str, event_filter: EventFilterConfig) -> ConsumerCo
             f"{key}.prefix: {prefix!r} lies outside eventFilter.prefix {event_filter.prefix!r}, so it would never "
             f"receive an event; allowed: a prefix starting with {event_filter.prefix!r}, or \"\""
         )
+    database = _str(obj, "icebergGlueDatabase", key)
+    if database is not None and not _GLUE_DATABASE_RE.match(database):
+        raise ConfigError(
+            f"{key}.icebergGlueDatabase: {database!r} is not allowed; allowed: 1-255 lower-case letters, digits "
+            "and '_' (the names Glue keeps and Athena reads), or leave the key out when the job writes no "
+            "Iceberg table"
+        )
     return ConsumerConfig(
         name=name,
         account_id=account,
@@ -325,6 +336,7 @@ def _consumer(raw: Any, key: str, event_filter: EventFilterConfig) -> ConsumerCo
             obj, "visibilityTimeoutSeconds", key, ConsumerConfig.visibility_timeout_seconds, 0, 43200
         ),
         account_access=_account_access(obj.get("accountAccess"), f"{key}.accountAccess", account),
+        iceberg_glue_database=database,
     )
 
 

@@ -473,6 +473,8 @@ class JobRole(Construct):
                 resources=[log_group_arn, f"{log_group_arn}:log-stream:*"],
             ),
         ]
+        if consumer.iceberg_glue_database:
+            statements.append(iceberg_glue_statement(stack, consumer.iceberg_glue_database))
         if encryption_key is not None:
             statements.append(
                 iam.PolicyStatement(
@@ -500,6 +502,23 @@ class JobRole(Construct):
                                 reason)
 
 
+# What pyiceberg's Glue catalog calls to create and commit a table. CreateDatabase too: it is called to
+# make sure the database exists (and answers AlreadyExists when it does).
+ICEBERG_GLUE_ACTIONS = ["glue:CreateDatabase", "glue:CreateTable", "glue:GetDatabase", "glue:GetTable",
+                        "glue:UpdateTable"]
+
+
+def iceberg_glue_statement(stack: Stack, database: str) -> iam.PolicyStatement:
+    """The job's Iceberg tables in one Glue database, and nothing else of the Data Catalog."""
+    def glue_arn(resource: str, name: str | None = None) -> str:
+        return stack.format_arn(service="glue", resource=resource, resource_name=name)
+    return iam.PolicyStatement(
+        sid="UseIcebergGlueDatabase",
+        actions=ICEBERG_GLUE_ACTIONS,
+        resources=[glue_arn("catalog"), glue_arn("database", database), glue_arn("table", f"{database}/*")],
+    )
+
+
 _WILDCARD_REASONS = {
     "ReadSourceObjects": "Object keys are not known in advance; access is limited to the consumer's key prefix "
                          "and the notified suffix (the notified part of the bucket for a consumer without one).",
@@ -510,6 +529,8 @@ _WILDCARD_REASONS = {
     "WriteMonitoringLogs": "EMR Serverless writes job logs with the job role, under this consumer's log prefix.",
     "FindLogGroup": "DescribeLogGroups is a list action that supports no narrower resource.",
     "WriteJobLogs": "Log stream names are chosen per job run; limited to this consumer's own log group.",
+    "UseIcebergGlueDatabase": "The job creates and commits its Iceberg tables by name; limited to the tables "
+                              "of the consumer's own Glue database.",
 }
 
 

@@ -1,6 +1,6 @@
 """An HTTP proxy on 127.0.0.1 that stands between the code and the local AWS stand-in and misbehaves
-on purpose: it delays answers, answers 503 SlowDown, drops connections before answering and cuts
-bodies short, each at a rate, for the requests a rule picks. Tests and the chaos script use it to show
+on purpose: it delays answers, answers 503 SlowDown, drops connections before answering, cuts
+bodies short and stalls them midway, each at a rate, for the requests a rule picks. Tests and the chaos script use it to show
 that transient faults cost time, never data.
 """
 from __future__ import annotations
@@ -24,6 +24,8 @@ class Faults:
     slow_down: float = 0.0   # answer 503 SlowDown without asking upstream
     drop: float = 0.0        # close the connection without an answer (after asking upstream)
     cut: float = 0.0         # send the headers and half the body, then close
+    stall: float = 0.0       # send half the body, go quiet for `stall_seconds`, then send the rest
+    stall_seconds: float = 4.0  # longer than the AWS SDK's default low-speed window (3 s)
     delay: float = 0.0       # the chance of a delay of up to `max_delay` seconds
     max_delay: float = 1.0
 
@@ -74,7 +76,8 @@ class FaultProxy:
             # A body cut short is a fault of streamed object reads; clients of small JSON answers (SQS) do
             # not check lengths, so there it would be a corrupt answer rather than a transient fault.
             cut = f.cut if s3_object_reads(method, path) else 0.0
-            for name, rate in (("slow_down", f.slow_down), ("drop", f.drop), ("cut", cut)):
+            stall = f.stall if s3_object_reads(method, path) else 0.0
+            for name, rate in (("slow_down", f.slow_down), ("drop", f.drop), ("cut", cut), ("stall", stall)):
                 if roll < rate:
                     fault = name
                     break
@@ -127,6 +130,12 @@ class FaultProxy:
                                  if self.command == "HEAD" else str(len(data)))
                 self.end_headers()
                 if self.command == "HEAD":
+                    return
+                if fault == "stall" and len(data) > 1:
+                    self.wfile.write(data[: len(data) // 2])
+                    self.wfile.flush()
+                    time.sleep(proxy.faults.stall_seconds)
+                    self.wfile.write(data[len(data) // 2:])
                     return
                 if fault == "cut" and len(data) > 1:
                     self.wfile.write(data[: len(data) // 2])

@@ -72,3 +72,21 @@ def start_moto_server(log_path: Path | None = None, port: int | None = None, det
     proc.kill()
     proc.wait()
     raise RuntimeError("moto_server did not answer within 60 s")
+
+
+def announce_to_queue(s3, sqs, name: str, max_receive_count: int | None = None) -> tuple[str, str | None]:
+    """A bucket `name` whose ObjectCreated events go straight to queue `name`, with a DLQ `name-dlq` when
+    max_receive_count is given. Returns (queue URL, DLQ URL or None). moto's s3:TestEvent stays queued."""
+    import json
+
+    s3.create_bucket(Bucket=name)
+    attrs, dlq = {}, None
+    if max_receive_count is not None:
+        dlq = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
+        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+        attrs["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)})
+    queue = sqs.create_queue(QueueName=name, Attributes=attrs)["QueueUrl"]
+    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    s3.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration={
+        "QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
+    return queue, dlq

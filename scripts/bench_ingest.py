@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 import boto3
 import pyarrow.json as pajson
 
-from ops.local_aws import FAKE_ENV, start_moto_server
+from ops.local_aws import FAKE_ENV, announce_to_queue, start_moto_server
 from ops.local_spark import job_command, job_env
 from ops.sink import committed_rows
 from s3sqs.snapshots import Snapshots, read_status
@@ -40,11 +40,7 @@ REGION = "us-east-1"
 def wire(endpoint: str, name: str):
     s3 = boto3.client("s3", endpoint_url=endpoint, region_name=REGION)
     sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=REGION)
-    s3.create_bucket(Bucket=name)
-    q = sqs.create_queue(QueueName=name)["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=q, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    s3.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration={
-        "QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
+    q, _ = announce_to_queue(s3, sqs, name)
     sqs.purge_queue(QueueUrl=q)  # drop the test event so both runs see the same messages
     return s3, sqs, q
 
@@ -91,7 +87,7 @@ def connector(endpoint: str, queue_url: str, work: Path, max_files: int) -> tupl
     cmd = job_command(
         "--queue-url", queue_url, "--format", "json", "--schema", "id LONG, v STRING",
         "--checkpoint", str(work / "ck"), "--output", str(work / "out"), "--endpoint-url", endpoint,
-        "--region", REGION, "--until-drained", "--idle-checks", "2", "--trigger-interval", "0 seconds",
+        "--region", REGION, *(["--verbose"] if os.environ.get("BENCH_VERBOSE") else []), "--until-drained", "--idle-checks", "2", "--trigger-interval", "0 seconds",
         "--option", f"maxFilesPerTrigger={max_files}")
     t0 = time.perf_counter()
     with open(work / "job.log", "wb") as log:

@@ -128,7 +128,7 @@ def main(argv=None) -> int:
 
     import boto3
 
-    from ops.local_aws import FAKE_ENV, start_moto_server
+    from ops.local_aws import FAKE_ENV, announce_to_queue, start_moto_server
     os.environ.update(FAKE_ENV)
     server = start_moto_server()
     try:
@@ -142,11 +142,7 @@ def main(argv=None) -> int:
             for rep in range(args.reps):
                 for kind in (("native", "s3sqs") if rep % 2 == 0 else ("s3sqs", "native")):
                     name = f"lat-{spark.replace('.', '')}-{rep}-{kind}"
-                    s3.create_bucket(Bucket=name)
-                    queue = sqs.create_queue(QueueName=name)["QueueUrl"]
-                    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-                    s3.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration={
-                        "QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
+                    queue, _ = announce_to_queue(s3, sqs, name)
                     work = Path(tempfile.mkdtemp(prefix=f"{name}-"))
                     py = SPARKS[spark]
                     env = {**os.environ, "PYSPARK_PYTHON": str(py), "PYSPARK_DRIVER_PYTHON": str(py),

@@ -83,7 +83,7 @@ def worker(kind: str, fmt: str, data: Path, out: Path, expected: int, endpoint: 
             opts["header"] = "true"
         df = spark.readStream.format("s3-sqs").schema(SCHEMA).options(**opts).load()
         if not os.environ.get("BENCH_NO_WARMUP"):
-            warm_python_workers(spark)  # as the job does, while the query starts
+            warm_python_workers(spark)  # as the job does, before the query starts
     t0 = time.perf_counter()
     if os.environ.get("BENCH_DETAIL"):
         print(f"query start at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)

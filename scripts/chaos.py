@@ -33,7 +33,7 @@ import boto3
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ops.local_aws import FAKE_ENV, start_moto_server
+from ops.local_aws import FAKE_ENV, announce_to_queue, start_moto_server
 from ops.local_spark import ROOT, job_command, job_env
 from ops.sink import committed_rows
 
@@ -44,14 +44,7 @@ ROWS = 20
 def wire(endpoint: str, name: str, max_receive_count: int):
     s3 = boto3.client("s3", endpoint_url=endpoint, region_name=REGION)
     sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=REGION)
-    s3.create_bucket(Bucket=name)
-    dlq = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
-    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    q = sqs.create_queue(QueueName=name, Attributes={"RedrivePolicy": json.dumps(
-        {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)})})["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=q, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    s3.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration={
-        "QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
+    q, dlq = announce_to_queue(s3, sqs, name, max_receive_count)
     return s3, sqs, q, dlq
 
 

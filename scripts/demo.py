@@ -2,11 +2,14 @@
 """The local demo: the deployable wiring on a moto server, sample files, the job until drained, a summary.
 
 1. Start a moto server on 127.0.0.1 and build on it, from the CDK app's synthesized template, the
-   bucket -> SNS topic -> per-consumer SQS queues with DLQs (one consumer per file format here).
+   bucket -> SNS topic -> per-consumer SQS queues with DLQs (one consumer per file format here, and
+   two more for the CSV files: the table sinks).
 2. Upload sample files: CSV (some gzip), JSON lines and Parquet, Hive-style partitioned paths, names
    with spaces and non-ASCII characters, and one multipart upload (which S3 announces twice).
-3. Run app/job.py with --until-drained for each format, showing progress.
-4. Print files, rows, batches, duplicates ignored and throughput; check output rows == input rows.
+3. Run app/job.py with --until-drained for each format, showing progress; then on the CSV files again
+   into a Delta table and an Iceberg table (SQLite catalog).
+4. Print files, rows, batches, duplicates ignored and throughput; check output rows == input rows, in
+   the Parquet output and in both tables, before and after scripts/compact-table.
 Everything started here is stopped on exit, Ctrl-C included.
 """
 from __future__ import annotations
@@ -16,6 +19,7 @@ import gzip
 import io
 import os
 import random
+import shlex
 import shutil
 import signal
 import subprocess
@@ -42,6 +46,10 @@ FORMATS = ("csv", "json", "parquet")
 # One consumer queue per format, each subscribed with a prefix filter: the CDK app's own wiring.
 DEMO_CONSUMERS = [{"name": fmt, "accountId": "123456789012", "prefix": f"landing/{fmt}/",
                    "maxReceiveCount": 5, "visibilityTimeoutSeconds": 120} for fmt in FORMATS]
+# Two more consumers of the CSV files: the same inputs, written to a Delta and an Iceberg table.
+TABLE_FORMATS = ("delta", "iceberg")
+DEMO_CONSUMERS += [{"name": fmt, "accountId": "123456789012", "prefix": "landing/csv/",
+                    "maxReceiveCount": 5, "visibilityTimeoutSeconds": 120} for fmt in TABLE_FORMATS]
 DEMO_ROLE = "arn:aws:iam::123456789012:role/demo-reader"  # the stack grants consumers to roles
 
 
@@ -140,8 +148,12 @@ def run_job(fmt: str, queue_url: str, endpoint: str, work: Path, children: list)
         "--option", "maxFilesPerTrigger=100", "--option", "sqs.longPollingWaitTimeSeconds=2")
     for o in options:
         cmd += ["--option", o]
-    log_path = work / f"job-{fmt}.log"
-    say(f"running the {fmt} job (log: {log_path.relative_to(ROOT) if log_path.is_relative_to(ROOT) else log_path})")
+    return run_logged(cmd, fmt, work, children)
+
+
+def run_logged(cmd: list[str], name: str, work: Path, children: list) -> float:
+    log_path = work / f"job-{name}.log"
+    say(f"running the {name} job (log: {log_path.relative_to(ROOT) if log_path.is_relative_to(ROOT) else log_path})")
     t0 = time.monotonic()
     with open(log_path, "wb") as log:
         proc = subprocess.Popen(cmd, env=job_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
@@ -152,10 +164,12 @@ def run_job(fmt: str, queue_url: str, endpoint: str, work: Path, children: list)
             line = raw.decode(errors="replace").rstrip()
             if line.startswith("[job]") or " s3sqs: s3-sqs batch" in line or "ERROR" in line:
                 print(f"    {line.split(' s3sqs: ')[-1]}", flush=True)
+            elif " s3sqs.sinks: " in line:
+                print(f"    {line.split(' s3sqs.sinks: ')[-1]}", flush=True)
         rc = proc.wait()
     children.remove(proc)
     if rc != 0:
-        raise SystemExit(f"the {fmt} job failed with exit code {rc}; see {log_path}")
+        raise SystemExit(f"the {name} job failed with exit code {rc}; see {log_path}")
     return time.monotonic() - t0
 
 
@@ -185,6 +199,63 @@ def summarise(fmt: str, up: Upload, work: Path, wall: float) -> bool:
         print(f"    expected {len(up.rows)} rows; missing {len(up.rows - got)}, unexpected {len(got - up.rows)}, "
               f"duplicates {len(rows) - len(got)}")
     return ok
+
+
+def table_target(fmt: str, work: Path):
+    """The demo's Delta table (a folder) or Iceberg table (in a SQLite catalog)."""
+    from s3sqs.sinks.config import CatalogConfig
+    from s3sqs.sinks.delta import DeltaTarget
+    from s3sqs.sinks.iceberg import IcebergTarget, open_catalog
+    from s3sqs.sinks.location import Location
+    if fmt == "delta":
+        return DeltaTarget(Location.parse(str(work / "delta" / "table"), "table"), ("country", "day"))
+    catalog = CatalogConfig("sql", f"sqlite:///{work / 'iceberg' / 'catalog.db'}", None)
+    return IcebergTarget(open_catalog(catalog), "demo.orders", ("country", "day"))
+
+
+def run_table_job(fmt: str, queue_url: str, endpoint: str, work: Path, children: list) -> float:
+    """The CSV files again, into a table, in batches of 20 files: each batch adds small files per
+    partition, which compact-table combines afterwards."""
+    (work / fmt).mkdir(parents=True, exist_ok=True)
+    table = (["--table", str(work / fmt / "table")] if fmt == "delta" else
+             ["--table", "demo.orders", "--catalog", "sql", "--catalog-uri", f"sqlite:///{work / fmt / 'catalog.db'}",
+              "--warehouse", str(work / fmt / "warehouse")])
+    cmd = job_command(
+        "--queue-url", queue_url, "--format", "csv", "--schema", SCHEMA, "--checkpoint", str(work / fmt / "checkpoint"),
+        "--sink", fmt, *table, "--partition-by", "country,day", "--endpoint-url", endpoint, "--region", REGION,
+        "--until-drained", "--idle-checks", "2", "--trigger-interval", "1 second", "--name", f"demo-{fmt}",
+        "--option", "header=true", "--option", "partitionColumns=country,day",
+        "--option", "maxFilesPerTrigger=20", "--option", "sqs.longPollingWaitTimeSeconds=2")
+    return run_logged(cmd, fmt, work, children)
+
+
+def summarise_table(fmt: str, up: Upload, work: Path, wall: float) -> bool:
+    target = table_target(fmt, work)
+    if fmt == "delta":
+        data = target.table().to_pyarrow_table(columns=COLUMNS)
+    else:
+        data = target.table().scan(selected_fields=tuple(COLUMNS)).to_arrow()
+    rows = list(zip(*(data.column(c).to_pylist() for c in COLUMNS)))
+    got = set(rows)
+    batches = len([p for p in (work / fmt / "checkpoint" / "commits").iterdir() if p.name.isdigit()])
+    files = len(target.files())
+    ok = len(rows) == len(up.rows) and got == up.rows
+    print(f"  {fmt:8s} table  rows {len(rows):7d}  batches {batches:3d}  data files {files:4d}  "
+          f"(job {wall:.1f} s)  {'OK' if ok else 'MISMATCH'}")
+    if not ok:
+        print(f"    expected {len(up.rows)} rows; missing {len(up.rows - got)}, unexpected {len(got - up.rows)}, "
+              f"duplicates {len(rows) - len(got)}")
+    return ok
+
+
+def compact_table(fmt: str, work: Path) -> bool:
+    """scripts/compact-table on the table; the rows must not change."""
+    from ops.compaction.cli import main as compact
+    args = (["--format", "delta", "--table", str(work / "delta" / "table")] if fmt == "delta" else
+            ["--format", "iceberg", "--table", "demo.orders", "--catalog", "sql",
+             "--catalog-uri", f"sqlite:///{work / 'iceberg' / 'catalog.db'}"])
+    print(f"  {fmt}: scripts/compact-table {shlex.join(args)}", flush=True)
+    return compact(args) == 0
 
 
 def main(argv=None) -> int:
@@ -218,8 +289,15 @@ def main(argv=None) -> int:
         uploads = upload_samples(s3, outputs.get("SourceBucketName"), args.files, args.rows)
         walls = {fmt: run_job(fmt, outputs.consumer(fmt).queue_url, server.endpoint_url, work, children)
                  for fmt in FORMATS}
+        walls.update({fmt: run_table_job(fmt, outputs.consumer(fmt).queue_url, server.endpoint_url, work, children)
+                      for fmt in TABLE_FORMATS})
         print("\nSummary (each job: spark-submit until its queue was drained)")
         ok = all([summarise(fmt, uploads[fmt], work, walls[fmt]) for fmt in FORMATS])
+        print("The CSV files again, into tables:")
+        ok = all([summarise_table(fmt, uploads["csv"], work, walls[fmt]) for fmt in TABLE_FORMATS]) and ok
+        print("\nCompacting the tables' small files:")
+        ok = all([compact_table(fmt, work) and summarise_table(fmt, uploads["csv"], work, walls[fmt])
+                  for fmt in TABLE_FORMATS]) and ok
         print(f"\nOutput tables under {work}; every input row exactly once: {'yes' if ok else 'NO'}")
         return 0 if ok else 1
     except KeyboardInterrupt:

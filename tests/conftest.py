@@ -9,6 +9,13 @@ for _k, _v in FAKE_ENV.items():
     os.environ[_k] = _v
 os.environ.pop("AWS_PROFILE", None)
 
+# A test's Spark JVM lives for seconds to minutes: compiling with C1 only and collecting with the serial
+# GC costs it about a third less CPU (25 s against 35-43 s for one short job, measured), and what it
+# does is unchanged. Every JVM the tests start (in-process sessions, spark-submit jobs, the chaos runs)
+# inherits this.
+TEST_JVM_OPTIONS = "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC"
+os.environ["SPARK_SUBMIT_OPTS"] = f"{os.environ.get('SPARK_SUBMIT_OPTS', '')} {TEST_JVM_OPTIONS}".strip()
+
 
 @pytest.fixture(scope="session")
 def moto_server(tmp_path_factory):

@@ -265,7 +265,7 @@ class Driver:
             time.sleep(0.02)
 
     def _intake_loop(self) -> None:
-        polls, wait = 1, FIRST_ROUND_WAIT_SECONDS
+        polls, first = 1, True
         try:
             while not self._stopping.is_set():
                 with self._lock:
@@ -277,6 +277,8 @@ class Driver:
                     self._room.clear()
                     continue
                 polls = planner.polls_for(room, polls)
+                wait = FIRST_ROUND_WAIT_SECONDS if first else planner.poll_wait(polls, self.opts.long_poll_wait_seconds)
+                first = False
                 msgs = self.queue.receive_round(polls, wait)
                 if self._stopping.is_set():
                     break
@@ -285,8 +287,7 @@ class Driver:
                     self.index.last_seq - self.index.planned_end >= self.opts.max_files_per_trigger
                 if full or len(msgs) < polls * planner.SQS_BATCH:
                     self._caught_up.set()
-                polls, wait = planner.next_polls(polls, len(msgs), self.opts.max_concurrency), \
-                    self.opts.long_poll_wait_seconds
+                polls = planner.next_polls(polls, len(msgs), self.opts.max_concurrency)
         except BaseException as e:  # the next offset call raises it: the query fails, naming the cause
             log.error("s3-sqs: reading the queue failed: %s: %s", type(e).__name__, e)
             self._intake_error = e

@@ -91,7 +91,8 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
                           "without an argument, and use pathGlobFilter or basePath to narrow what is read")
     for key in opts:
         if key not in known and key not in reader_known:
-            raise OptionError(_unknown_message(key, list(SOURCE_OPTIONS) + list(reader_known.values())))
+            shown = next((k for k in raw if k.lower().endswith(key)), key)  # as the user spelled it
+            raise OptionError(_unknown_message(shown, list(SOURCE_OPTIONS) + list(reader_known.values())))
         if key in reader_known and reader_known[key] not in READER_OPTIONS.get(fmt_guess, ()):
             allowed = ", ".join(READER_OPTIONS.get(fmt_guess, ())) or "none"
             raise OptionError(
@@ -232,7 +233,7 @@ def _normalise(raw: dict[str, str]) -> dict[str, str]:
 
 def _unknown_message(key: str, valid: list[str]) -> str:
     lowered = {v.lower(): v for v in valid}
-    close = difflib.get_close_matches(key, list(lowered), n=1, cutoff=0.6)
+    close = difflib.get_close_matches(key.lower(), list(lowered), n=1, cutoff=0.6)
     hint = f"; did you mean '{lowered[close[0]]}'?" if close else f"; valid options: {', '.join(sorted(valid))}"
     return f"unknown option '{key}' for format s3-sqs{hint}"
 

@@ -178,6 +178,13 @@ def next_polls(polls: int, received: int, max_polls: int) -> int:
     return max(1, polls // 2)
 
 
+def poll_wait(polls: int, long_poll_seconds: int) -> int:
+    """A lone receive waits the whole long poll: the queue looked dry, and waiting is free. Parallel receives
+    expect a backlog and wait at most a second: a round lasts as long as its slowest receive, and one that
+    finds the queue dry mid-round must not hold the others for a whole long poll."""
+    return long_poll_seconds if polls == 1 else min(1, long_poll_seconds)
+
+
 def polls_for(room: int, polls: int) -> int:
     """No more receives than the room left can take."""
     return max(1, min(polls, -(-room // SQS_BATCH)))

@@ -22,6 +22,7 @@ from ops.emr.request import (
     validate_request,
 )
 from ops.packaging.build import DEFAULT_DIST, load_manifest
+from s3sqs.sinks.config import DEFAULT_TARGET_FILE_SIZE, SINKS
 
 SUBMIT_PROG = "submit-job"
 RUNS_PROG = "job-runs"
@@ -44,6 +45,15 @@ def submit_parser() -> argparse.ArgumentParser:
     p.add_argument("--partition-by", type=cli.comma_list, default=(), metavar="C1,C2", help="output partition columns")
     p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="source option (repeatable)")
     p.add_argument("--trigger-interval", help="micro-batch interval, e.g. '10 seconds'")
+    p.add_argument("--sink", choices=SINKS, default="parquet",
+                   help="parquet files in --output (default), a Delta table (default location --output) or an "
+                        "Iceberg table in the Glue Data Catalog (created under --output)")
+    p.add_argument("--table", help="delta: the table's s3:// location; iceberg: database.table, the database being "
+                                   "the consumer's icebergGlueDatabase in cdk.json")
+    p.add_argument("--transform", metavar="MODULE:FUNCTION",
+                   help="the job's transform; ship its module with scripts/package-job --transform-module")
+    p.add_argument("--target-file-size", metavar="SIZE", help="delta/iceberg: data file size per batch "
+                                                                     f"(default {DEFAULT_TARGET_FILE_SIZE})")
     p.add_argument("--until-drained", action="store_true",
                    help="stop when the queue is empty: a BATCH run (default: a STREAMING run that is restarted)")
     p.add_argument("--max-failed-attempts-per-hour", type=int, default=DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR,
@@ -83,6 +93,7 @@ def _submit(args, out) -> int:
         until_drained=args.until_drained, region=region, name=args.name,
         trigger_interval=args.trigger_interval, max_failed_attempts_per_hour=args.max_failed_attempts_per_hour,
         timeout_minutes=args.timeout_minutes, spark_conf=tuple(args.conf),
+        sink=args.sink, table=args.table, transform=args.transform, target_file_size=args.target_file_size,
     )
     locations = consumer_artifact_locations(manifest, outputs, args.consumer)
     request = build_start_job_run_request(outputs, spec, locations, manifest, args.client_token or uuid.uuid4().hex)

@@ -37,6 +37,12 @@ class JobSpec:
     tags: dict = field(default_factory=dict)
     # Only for runs against a local stand-in; on EMR the job reaches AWS's own endpoints.
     job_endpoint_url: str | None = None
+    # The job's sink (see app/s3sqs/sinks): delta's table defaults to the output location, iceberg's
+    # tables (in the Glue catalog) are created under it.
+    sink: str = "parquet"
+    table: str | None = None
+    transform: str | None = None
+    target_file_size: str | None = None
 
     @property
     def mode(self) -> str:
@@ -146,12 +152,43 @@ def entry_point_arguments(spec: JobSpec, queue_url: str, checkpoint: str, output
         args += ["--trigger-interval", spec.trigger_interval]
     if spec.until_drained:
         args.append("--until-drained")
+    if spec.sink != "parquet":
+        args += ["--sink", spec.sink]
+    for flag, value in (("--table", spec.table), ("--transform", spec.transform),
+                        ("--target-file-size", spec.target_file_size)):
+        if value:
+            args += [flag, value]
     for opt in spec.options:
         if "=" not in opt or not opt.split("=", 1)[0].strip():
             raise SubmitError(f"--option {opt!r} must look like key=value")
         args += ["--option", opt]
     args += ["--name", spec.job_name]
     return args
+
+
+def check_sink(spec: JobSpec, output: str, manifest: dict) -> None:
+    """The job's own check of its sink flags, run here so a mistake fails now, not on EMR minutes later;
+    and a --transform module must travel in the connector archive."""
+    import argparse
+
+    from s3sqs.sinks.config import sink_config
+    from s3sqs.sinks.layout import SinkError
+
+    flags = argparse.Namespace(
+        sink=spec.sink, table=spec.table, output=output, partition_by=list(spec.partition_by),
+        transform=spec.transform, target_file_size=spec.target_file_size, catalog=None,
+        catalog_uri=None, warehouse=None, endpoint_url=None, region=spec.region)
+    try:
+        sink_config(flags)
+    except SinkError as e:
+        raise SubmitError(str(e)) from None
+    if spec.transform:
+        module = spec.transform.split(":", 1)[0].split(".")[0]
+        shipped = manifest.get("transform_modules", [])
+        if module not in shipped:
+            raise SubmitError(f"--transform {spec.transform}: module {module!r} is not in dist/ (it has "
+                              f"{', '.join(shipped) or 'none'}); run scripts/package-job --transform-module "
+                              f"PATH/{module}.py (or its package folder)")
 
 
 def build_start_job_run_request(
@@ -164,6 +201,7 @@ def build_start_job_run_request(
     output = (spec.output or output_default).rstrip("/")
     if not 1 <= spec.max_failed_attempts_per_hour <= 10:
         raise SubmitError("--max-failed-attempts-per-hour must be between 1 and 10")
+    check_sink(spec, output, manifest)
     request = {
         "applicationId": outputs.get("EmrApplicationId"),
         "clientToken": client_token,

@@ -3,7 +3,8 @@
 Three artifacts, plus a manifest that `submit-job` reads:
 
 - `job.py`: the entry point (a copy of app/job.py).
-- `s3sqs.zip`: the connector package. It travels as `spark.archives=…#connector`, not `--py-files`:
+- `s3sqs.zip`: the connector package, and at its root the modules of the job's --transform
+  (`--transform-module`). It travels as `spark.archives=…#connector`, not `--py-files`:
   Spark's streaming-source runner (the Python process that plans every micro-batch) does not see
   `--py-files`, so the package must be importable by the interpreter itself. The environment below
   carries a `.pth` file that points at `./connector`, the archive's sibling in the container's
@@ -49,8 +50,9 @@ from typing import Callable
 
 from ops.packaging import PackagingError
 from ops.packaging.target import (
-    CONNECTOR_ARCHIVE_ALIAS, CONNECTOR_NAME, ENTRY_POINT_NAME, ENV_ARCHIVE_ALIAS, MANIFEST_NAME, Target, canonical,
-    closure_problems, packaging_library, pinned_requirements, pip_platform_args, resolve_pins, wheel_supported,
+    CONNECTOR_ARCHIVE_ALIAS, CONNECTOR_NAME, CONNECTOR_PACKAGE, ENTRY_POINT_NAME, ENV_ARCHIVE_ALIAS, MANIFEST_NAME,
+    Target, canonical, closure_problems, packaging_library, pinned_requirements, pip_platform_args, resolve_pins,
+    wheel_supported,
 )
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -82,6 +84,7 @@ class BuildResult:
     packages: dict[str, str]
     package_sizes: dict[str, int] = field(default_factory=dict)
     seconds: float = 0.0
+    transform_modules: tuple[str, ...] = ()
 
     def artifact(self, name: str) -> Artifact:
         return next(a for a in self.artifacts if a.name == name)
@@ -294,8 +297,32 @@ def write_tar_gz(src: Path, out: Path, compresslevel: int = 6, log: Callable[[st
     return unpacked
 
 
-def write_connector_zip(package_dir: Path, out: Path) -> int:
-    """Deterministic zip of the connector package (the `s3sqs/` directory at the zip's root)."""
+def transform_module_files(paths: tuple[Path, ...] | list[Path]) -> dict[str, Path]:
+    """The user's transform modules, as archive name -> file: a module file `name.py` or a package
+    folder (with its __init__.py) goes to the connector archive's root, where the job imports it."""
+    files: dict[str, Path] = {}
+    names: set[str] = set()
+    for path in map(Path, paths):
+        if path.is_file() and path.suffix == ".py":
+            name, members = path.stem, {path.name: path}
+        elif path.is_dir() and (path / "__init__.py").is_file():
+            name = path.name
+            members = {f"{name}/{p.relative_to(path).as_posix()}": p for p in path.rglob("*")
+                       if p.is_file() and "__pycache__" not in p.parts and p.suffix not in (".pyc", ".pyo")}
+        else:
+            raise PackagingError(f"--transform-module {path}: not a .py file or a package folder with __init__.py")
+        if not name.isidentifier():
+            raise PackagingError(f"--transform-module {path}: {name!r} is not a module name Python can import")
+        if name == CONNECTOR_PACKAGE or name in names:
+            raise PackagingError(f"--transform-module {path}: a module named {name!r} is already in the archive")
+        names.add(name)
+        files.update(members)
+    return files
+
+
+def write_connector_zip(package_dir: Path, out: Path, extra: dict[str, Path] | None = None) -> int:
+    """Deterministic zip of the connector package (the `s3sqs/` directory at the zip's root), plus any
+    `extra` files (archive name -> file), such as the user's transform modules."""
     y, mo, d, h, mi, s = time.gmtime(max(_epoch(), 315532800))[:6]  # zip cannot date before 1980
     files = sorted(
         p for p in package_dir.rglob("*")
@@ -303,11 +330,13 @@ def write_connector_zip(package_dir: Path, out: Path) -> int:
     )
     if not any(p.name == "__init__.py" and p.parent == package_dir for p in files):
         raise PackagingError(f"{package_dir} is not a Python package (no __init__.py)")
+    members = {f"{package_dir.name}/{p.relative_to(package_dir).as_posix()}": p for p in files}
+    members.update(extra or {})
     unpacked = 0
     tmp = out.with_name(out.name + ".partial")
     with zipfile.ZipFile(tmp, "w") as zf:
-        for p in files:
-            info = zipfile.ZipInfo(f"{package_dir.name}/{p.relative_to(package_dir).as_posix()}", (y, mo, d, h, mi, s))
+        for name, p in sorted(members.items()):
+            info = zipfile.ZipInfo(name, (y, mo, d, h, mi, s))
             info.external_attr = 0o644 << 16
             info.compress_type = zipfile.ZIP_DEFLATED
             data = p.read_bytes()
@@ -354,12 +383,14 @@ def build(
     connector_dir: Path = REPO_ROOT / "app" / "s3sqs",
     pyproject: Path = REPO_ROOT / "pyproject.toml",
     compresslevel: int = 6,
+    transform_modules: tuple[Path, ...] = (),
 ) -> BuildResult:
     started = time.monotonic()
     if not entry_point.is_file():
         raise PackagingError(f"entry point {entry_point} not found")
     if not connector_dir.is_dir():
         raise PackagingError(f"connector package {connector_dir} not found")
+    extra = transform_module_files(transform_modules)  # a bad path fails before any download
     pins = resolve_pins(runtime_requirements(pyproject))
     wheels = fetch_wheels(pins, target, Path(wheel_cache))
     check_closure(wheels, pins, target)
@@ -379,16 +410,18 @@ def build(
                                   unpacked, f"#{ENV_ARCHIVE_ALIAS}: Python {target.python}, {target.arch}"))
 
     conn_out = dist / CONNECTOR_NAME
-    unpacked = write_connector_zip(connector_dir, conn_out)
+    unpacked = write_connector_zip(connector_dir, conn_out, extra)
+    modules = tuple(sorted({name.split("/")[0].removesuffix(".py") for name in extra}))
     artifacts.append(Artifact(CONNECTOR_NAME, conn_out, conn_out.stat().st_size, sha256_of(conn_out), unpacked,
-                              f"#{CONNECTOR_ARCHIVE_ALIAS}: the s3sqs package"))
+                              f"#{CONNECTOR_ARCHIVE_ALIAS}: the s3sqs package"
+                              + (f" and {', '.join(modules)}" if modules else "")))
 
     entry_out = dist / ENTRY_POINT_NAME
     shutil.copyfile(entry_point, entry_out)
     artifacts.append(Artifact(ENTRY_POINT_NAME, entry_out, entry_out.stat().st_size, sha256_of(entry_out),
                               note="entry point"))
 
-    result = BuildResult(dist, target, artifacts, pins, package_sizes, time.monotonic() - started)
+    result = BuildResult(dist, target, artifacts, pins, package_sizes, time.monotonic() - started, modules)
     write_manifest(result)
     return result
 
@@ -404,6 +437,7 @@ def write_manifest(result: BuildResult) -> Path:
         "artifacts": {a.name: {"size": a.size, "sha256": a.sha256, "unpacked_size": a.unpacked_size}
                       for a in result.artifacts},
         "packages": result.packages,
+        "transform_modules": list(result.transform_modules),
     }
     path = result.dist / MANIFEST_NAME
     path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")

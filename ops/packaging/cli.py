@@ -22,6 +22,9 @@ def parser() -> argparse.ArgumentParser:
                    help="directory holding pythonX.Y on the runtime image (default /usr/bin)")
     p.add_argument("--glibc", default=DEFAULT_GLIBC, help="newest glibc the runtime has (default 2.34, AL2023)")
     p.add_argument("--dist", type=Path, default=DEFAULT_DIST, help="output directory (default dist/)")
+    p.add_argument("--transform-module", type=Path, action="append", default=[], metavar="PATH",
+                   help="the module of the job's --transform (a .py file or a package folder), shipped inside the "
+                        "connector archive; repeatable")
     p.add_argument("--wheel-cache", type=Path, default=DEFAULT_WHEEL_CACHE,
                    help="downloaded wheels are kept here (default build/wheel-cache/)")
     cli.add_debug_arg(p)
@@ -29,7 +32,8 @@ def parser() -> argparse.ArgumentParser:
 
 
 def _command(args) -> int:
-    result = build(Target(args.python, args.arch, args.glibc, args.python_home), args.dist, args.wheel_cache)
+    result = build(Target(args.python, args.arch, args.glibc, args.python_home), args.dist, args.wheel_cache,
+                   transform_modules=tuple(args.transform_module))
     print(report(result))
     return 0
 

@@ -13,6 +13,7 @@ from ops.packaging.lock import PINS, PROVIDED_BY_RUNTIME
 MANIFEST_NAME = "manifest.json"
 ENTRY_POINT_NAME = "job.py"
 CONNECTOR_NAME = "s3sqs.zip"
+CONNECTOR_PACKAGE = "s3sqs"  # the connector's import name, at the root of its archive
 # The names Spark unpacks the archives under (spark.archives=<uri>#<alias>) in the container's working directory.
 CONNECTOR_ARCHIVE_ALIAS = "connector"
 ENV_ARCHIVE_ALIAS = "environment"

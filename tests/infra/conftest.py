@@ -17,7 +17,8 @@ VARIANT_CONTEXT = {
     "consumers": [
         {"name": "ingest", "accountId": "123456789012", "maxReceiveCount": 2, "visibilityTimeoutSeconds": 60,
          "accountAccess": ACCOUNT_ACCESS},
-        {"name": "raw-events", "accountId": "210987654321", "prefix": "incoming/raw/", "maxReceiveCount": 4},
+        {"name": "raw-events", "accountId": "210987654321", "prefix": "incoming/raw/", "maxReceiveCount": 4,
+         "icebergGlueDatabase": "raw_lake"},
     ],
     "crossAccountPrincipals": ["arn:aws:iam::210987654321:role/raw-reader"],
     "kms": {"mode": "customer"},

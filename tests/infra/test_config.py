@@ -86,6 +86,7 @@ def test_variant_parses_with_principals_per_account():
     assert cfg.grant_for(raw).conditions == {}
     assert cfg.read_prefix(ingest) == "incoming/"
     assert cfg.read_prefix(raw) == "incoming/raw/"
+    assert (ingest.iceberg_glue_database, raw.iceberg_glue_database) == (None, "raw_lake")
     # Reads stop at what S3 notifies for: the prefix and the suffix.
     assert cfg.read_pattern(ingest) == "incoming/*.json"
     assert cfg.read_pattern(raw) == "incoming/raw/*.json"
@@ -169,6 +170,9 @@ _DELETE = object()
     ("consumers[1].name", "ingest", "consumers[1].name", "unique names"),
     ("consumers[1].prefix", "elsewhere/", "consumers[1].prefix", "a prefix starting with 'incoming/'"),
     ("consumers[1].maxRecieveCount", 3, "consumers[1]", "allowed keys: name, accountId, prefix"),
+    ("consumers[1].icebergGlueDatabase", "Raw-Lake", "consumers[1].icebergGlueDatabase",
+     "1-255 lower-case letters, digits and '_'"),
+    ("consumers[1].icebergGlueDatabase", 7, "consumers[1].icebergGlueDatabase", "expected string"),
     ("crossAccountPrincipals[0]", "arn:aws:iam::999999999999:role/x", "crossAccountPrincipals[0]",
      "principals in 123456789012, 210987654321"),
     ("crossAccountPrincipals[0]", "arn:aws:sts::210987654321:assumed-role/x", "crossAccountPrincipals[0]",

@@ -602,6 +602,11 @@ def test_job_role_is_least_privilege_and_written_out(which, name, request):
     if variant:
         key = one(tpl, "AWS::KMS::Key", "Key")[0]
         expected["UseStackKey"] = (["kms:Decrypt", "kms:GenerateDataKey"], [f"<{key}.Arn>"])
+    if variant and name == "raw-events":  # the only consumer that asks for Iceberg tables in Glue
+        glue = "arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>"
+        expected["UseIcebergGlueDatabase"] = (
+            ["glue:CreateDatabase", "glue:CreateTable", "glue:GetDatabase", "glue:GetTable", "glue:UpdateTable"],
+            sorted([f"{glue}:catalog", f"{glue}:database/raw_lake", f"{glue}:table/raw_lake/*"]))
     assert set(by_sid) == set(expected)
     # Metrics travel as EMF lines in its own log group: no cloudwatch:* (PutMetricData) at all.
     assert not [a for s in by_sid.values() for a in as_list(s["Action"]) if a.startswith("cloudwatch:")]

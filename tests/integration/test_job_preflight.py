@@ -30,7 +30,7 @@ def base(w, tmp_path, **over):
 
 
 @pytest.mark.parametrize("change, expected", [
-    ({"--option": "maxFilesPerTriger=3"}, "unknown option 'maxfilespertriger' for format s3-sqs; did you mean "
+    ({"--option": "maxFilesPerTriger=3"}, "unknown option 'maxFilesPerTriger' for format s3-sqs; did you mean "
                                           "'maxFilesPerTrigger'?"),
     ({"--queue-url": "QUEUE/nowhere"}, "no such queue"),
     ({"--checkpoint": "s3://no-such-bucket-here/ck"}, "bucket 'no-such-bucket-here' does not exist"),

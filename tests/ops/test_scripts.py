@@ -8,7 +8,8 @@ import pytest
 
 from tests.ops.helpers import REPO
 
-SCRIPTS = ("package-job", "submit-job", "job-runs", "onboard-account", "redrive-dlq", "local-stack", "source-state")
+SCRIPTS = ("package-job", "submit-job", "job-runs", "onboard-account", "redrive-dlq", "local-stack",
+           "compact-table", "source-state")
 
 
 @pytest.mark.parametrize("name", SCRIPTS)

@@ -148,3 +148,32 @@ def test_wait_prints_state_changes_and_the_dashboard_url_only_when_asked(show_da
     assert [line.split()[2] for line in text.splitlines() if " 00run " in line] == ["PENDING", "RUNNING", "FAILED"]
     assert ("https://spark-ui.example/00run" in text) is show_dashboard and "FAILED (Job failed, exit code 1)" in text
     assert emr_cli._report_end(final) == 1
+
+
+def test_table_sinks_and_the_transform_are_passed_to_the_job():
+    manifest = {**MANIFEST, "transform_modules": ["shop_rules"]}
+    s = emr_request.JobSpec(consumer="ingest", format="csv", schema="id LONG, day STRING", region="eu-west-1",
+                            sink="iceberg", table="raw_lake.orders", transform="shop_rules.orders:tidy",
+                            target_file_size="256m", partition_by=("day",))
+    req = emr_request.build_start_job_run_request(
+        outputs(), s, emr_request.consumer_artifact_locations(manifest, outputs(), "ingest"), manifest, "token")
+    emr_request.validate_request(req)
+    args = req["jobDriver"]["sparkSubmit"]["entryPointArguments"]
+    pairs = dict(zip(args[::2], args[1::2]))
+    assert (pairs["--sink"], pairs["--table"], pairs["--transform"], pairs["--target-file-size"]) == (
+        "iceberg", "raw_lake.orders", "shop_rules.orders:tidy", "256m")
+    # The tables live under the consumer's output prefix, which its job role may write.
+    assert pairs["--output"] == "s3://ck/output/ingest"
+    assert "--sink" not in request()["jobDriver"]["sparkSubmit"]["entryPointArguments"]  # parquet: as before
+
+
+@pytest.mark.parametrize("spec, message", [
+    ({"sink": "iceberg"}, "--sink iceberg needs --table namespace.table"),
+    ({"sink": "iceberg", "table": "Raw.Orders"}, "stores names in lower case"),
+    ({"sink": "delta", "table": "s3a://lake/t"}, "write s3://"),
+    ({"sink": "delta", "target_file_size": "huge"}, "--target-file-size 'huge' is not a size"),
+    ({"transform": "shop_rules:tidy"}, r"module 'shop_rules' is not in dist/.*package-job --transform-module"),
+])
+def test_sink_mistakes_fail_at_submission(spec, message):
+    with pytest.raises(SubmitError, match=message):
+        request(**spec)

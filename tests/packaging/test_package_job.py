@@ -29,7 +29,7 @@ def _members(archive: Path) -> dict[str, tarfile.TarInfo]:
 
 def test_requirements_come_from_pyproject():
     reqs = build.runtime_requirements()
-    assert set(reqs) == {"boto3", "pyarrow", "rocksdict"}
+    assert set(reqs) == {"boto3", "deltalake", "pyarrow", "pyiceberg", "rocksdict"}
     assert all(PINS[name] == version for name, version in reqs.items())
 
 
@@ -94,6 +94,7 @@ def test_connector_zip_and_manifest(built_dist, local_target):
     assert manifest["environment"] == local_target.env_archive_name
     assert manifest["target"]["emr_architecture"] in ("X86_64", "ARM64")
     assert manifest["packages"] == dict(sorted(PINS.items()))
+    assert manifest["transform_modules"] == []
     for name, meta in manifest["artifacts"].items():
         assert build.sha256_of(built_dist.dist / name) == meta["sha256"]
 
@@ -163,3 +164,36 @@ def test_a_wheel_that_does_not_match_its_record_is_refused(built_dist, tmp_path)
         build.install_wheel(tampered, tmp_path / "site")
     build.install_wheel(six, tmp_path / "ok")
     assert (tmp_path / "ok" / "six.py").is_file() and (tmp_path / "ok" / "six-1.17.0.dist-info" / "RECORD").is_file()
+
+
+def test_transform_modules_travel_at_the_connector_archives_root(tmp_path):
+    (tmp_path / "my_transforms.py").write_text("def clean(df):\n    return df\n")
+    pkg = tmp_path / "shop_rules"
+    (pkg / "__pycache__").mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "orders.py").write_text("def tidy(df):\n    return df\n")
+    (pkg / "__pycache__" / "orders.cpython-311.pyc").write_bytes(b"x")
+    extra = build.transform_module_files([tmp_path / "my_transforms.py", pkg])
+    out = tmp_path / "s3sqs.zip"
+    build.write_connector_zip(REPO / "app" / "s3sqs", out, extra)
+    with zipfile.ZipFile(out) as zf:
+        names = set(zf.namelist())
+    assert {"my_transforms.py", "shop_rules/__init__.py", "shop_rules/orders.py", "s3sqs/sinks/stream.py"} <= names
+    assert not [n for n in names if "__pycache__" in n]
+
+
+@pytest.mark.parametrize("name, message", [
+    ("missing.py", "not a .py file or a package folder"),
+    ("notes.txt", "not a .py file or a package folder"),
+    ("my-rules.py", "'my-rules' is not a module name"),
+    ("s3sqs/__init__.py", "a module named 's3sqs' is already in the archive"),
+])
+def test_a_bad_transform_module_is_refused_before_building(tmp_path, name, message):
+    path = tmp_path / name
+    if name != "missing.py":
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("")
+    module = path.parent if name.endswith("__init__.py") else path
+    with pytest.raises(PackagingError, match=message):
+        build.build(target.Target(), dist=tmp_path / "dist", transform_modules=(module,))
+    assert not (tmp_path / "dist").exists()

@@ -115,8 +115,9 @@ def test_packaged_job_ingests_from_moto(moto_server, built_dist, tmp_path, recor
     argv, driver_env = emr_request.local_spark_submit_args(request, local)
     assert driver_env == {"PYSPARK_DRIVER_PYTHON": "./environment/bin/python",
                           "PYSPARK_PYTHON": "./environment/bin/python"}
+    # --verbose keeps Spark's INFO log, which names the interpreter of each Python runner (checked below).
     cmd = [str(spark_home() / "bin" / "spark-submit"), "--master", "local[2]",
-           "--conf", "spark.ui.enabled=false", *argv]
+           "--conf", "spark.ui.enabled=false", *argv, "--verbose"]
 
     log_path = tmp_path / "spark-submit.log"
     commit0 = checkpoint / "commits" / "0"

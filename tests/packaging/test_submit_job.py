@@ -266,7 +266,7 @@ def test_second_run_on_the_same_checkpoint_is_refused(stack, built_dist, moto_en
     (["--partition-by", "day"], "submit-job: error: --partition-by: column 'day' is not in --schema; its columns are: "
                                 "id, name"),
     (["--option", "maxFilesPerTriger=5"],
-     "submit-job: error: --option: unknown option 'maxfilespertriger' for format s3-sqs; "
+     "submit-job: error: --option: unknown option 'maxFilesPerTriger' for format s3-sqs; "
      "did you mean 'maxFilesPerTrigger'?"),
     (["--option", "maxFilesPerTrigger=many"], "submit-job: error: --option: option 'maxFilesPerTrigger'"),
     (["--option", "partitionColumns=Name"],

@@ -143,7 +143,7 @@ def test_bad_option_fails_at_load_before_any_aws_call(spark, tmp_path):
     opts = {"fileFormat": "csv", "queueUrl": "http://127.0.0.1:9/000000000000/nowhere",
             "stateLocation": str(tmp_path), "maxFilesPerTriger": "3"}
     # The queue URL points at a closed port: an AWS call would fail with a connection error instead.
-    with pytest.raises(Exception, match="unknown option 'maxfilespertriger'.*did you mean 'maxFilesPerTrigger'"):
+    with pytest.raises(Exception, match="(?i)unknown option 'maxfilespertriger'.*did you mean 'maxFilesPerTrigger'"):
         df = spark.readStream.format("s3-sqs").schema("id LONG").options(**opts).load()
         q = df.writeStream.format("noop").option("checkpointLocation", str(tmp_path / "ck")).start()
         try:

@@ -6,6 +6,8 @@ from dataclasses import dataclass
 
 import boto3
 
+from ops.local_aws import announce_to_queue
+
 
 def clients(endpoint: str):
     kw = dict(endpoint_url=endpoint, region_name="us-east-1")
@@ -37,14 +39,6 @@ def bucket_to_queue(endpoint: str, max_receive_count: int = 5) -> Wiring:
     """A fresh bucket whose ObjectCreated events go straight to a fresh queue with a DLQ."""
     s3, sqs = clients(endpoint)
     name = f"t-{uuid.uuid4().hex[:10]}"
-    s3.create_bucket(Bucket=name)
-    dlq = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
-    dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    import json
-    q = sqs.create_queue(QueueName=name, Attributes={"RedrivePolicy": json.dumps(
-        {"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)})})["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=q, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    s3.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration={
-        "QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
+    q, dlq = announce_to_queue(s3, sqs, name, max_receive_count)
     # moto sends an s3:TestEvent on configuration; leave it: the source must skip it.
     return Wiring(endpoint, name, q, dlq, s3, sqs)

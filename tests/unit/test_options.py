@@ -25,7 +25,7 @@ def test_names_are_case_insensitive_and_prefixed_forms_accepted():
 
 
 def test_typo_names_the_option_and_suggests_the_right_one():
-    with pytest.raises(OptionError, match=r"unknown option 'maxfilespertriger'.*did you mean 'maxFilesPerTrigger'"):
+    with pytest.raises(OptionError, match=r"unknown option 'maxFilesPerTriger'.*did you mean 'maxFilesPerTrigger'"):
         parse_options({**BASE, "maxFilesPerTriger": "5"})
 
 

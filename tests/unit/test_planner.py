@@ -5,7 +5,7 @@ import json
 from s3sqs.events import parse_body
 from s3sqs.files import S3File, ms
 from s3sqs.planner import (DUPLICATE, GLOB_MISMATCH, NEW, TOO_OLD, Limit, batch_end, batch_limit, decide, dedup_key,
-                           glob_matches, intake_room, next_polls, pack, plan_round, polls_for)
+                           glob_matches, intake_room, next_polls, pack, plan_round, poll_wait, polls_for)
 
 NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
 
@@ -53,6 +53,7 @@ def test_intake_stays_a_couple_of_batches_ahead_and_polls_adapt():
     assert next_polls(4, 40, 50) == 8 and next_polls(32, 320, 50) == 50   # every receive full: widen
     assert next_polls(8, 35, 50) == 4 and next_polls(1, 0, 50) == 1       # the queue ran dry: narrow
     assert polls_for(15, 8) == 2 and polls_for(1000, 8) == 8
+    assert poll_wait(1, 10) == 10 and poll_wait(4, 10) == 1 and poll_wait(4, 0) == 0
 
 
 def _body(*keys, name="ObjectCreated:Put"):

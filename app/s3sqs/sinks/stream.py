@@ -1,0 +1,118 @@
+"""The streaming writer into the chosen sink, and the per-batch protocol of the table sinks.
+
+For Delta and Iceberg, Spark's foreachBatch calls `TableSink` on the driver with each micro-batch:
+1. If the table already holds this batch for this query (Spark replays the last batch after a crash
+   that came after the table commit), do nothing.
+2. Rebalance the rows by partition value into partitions of about the target file size (Spark's
+   adaptive execution measures the shuffled bytes), and let the executors write them as Parquet files
+   (files.py). Nothing is visible to readers yet: a crash here leaves orphan files only.
+3. Commit all the batch's files to the table in one transaction that also records (query id, batch id).
+Spark writes its own commit log for the batch only after this returns.
+"""
+from __future__ import annotations
+
+import atexit
+import logging
+import os
+import shutil
+import tempfile
+import uuid
+
+from ..preflight import check_partition_columns as check_output_columns
+from .config import SinkConfig
+from .files import FORMAT_NAME, TableFilesDataSource, WriteSpec, read_handoff
+from .layout import SinkError, WrittenFile, check_partition_columns, table_arrow_schema
+from .transform import apply_transform, load_transform
+
+log = logging.getLogger("s3sqs.sinks")
+# Spark sets this local property for every job of a streaming query; it survives restarts from the
+# same checkpoint, and a new checkpoint gets a new one (so its batch ids, restarting at 0, are new too).
+QUERY_ID_PROPERTY = "sql.streaming.queryId"
+
+
+def sink_writer(df, cfg: SinkConfig, endpoint_url: str | None, region: str | None):
+    """Apply --transform, then set up the writer into the chosen sink. Errors in the transform, the
+    partition columns or an existing table's schema surface here, before the stream starts."""
+    if cfg.transform:
+        df = apply_transform(load_transform(cfg.transform), df, cfg.transform)
+    if cfg.kind == "parquet":
+        check_output_columns(list(cfg.partition_by), df.columns)
+        writer = df.writeStream.format("parquet").option("path", cfg.output)
+        return writer.partitionBy(*cfg.partition_by) if cfg.partition_by else writer
+    check_partition_columns(df.schema, cfg.partition_by)
+    target = open_target(cfg, endpoint_url, region)
+    target.ensure(table_arrow_schema(df.schema, cfg.kind))
+    df.sparkSession.dataSource.register(TableFilesDataSource)
+    return df.writeStream.foreachBatch(TableSink(target, cfg, endpoint_url, region))
+
+
+def open_target(cfg: SinkConfig, endpoint_url: str | None, region: str | None):
+    if cfg.kind == "delta":
+        from .delta import DeltaTarget
+        return DeltaTarget(cfg.table, cfg.partition_by)
+    if cfg.kind == "iceberg":
+        from .iceberg import IcebergTarget, open_catalog
+        return IcebergTarget(open_catalog(cfg.catalog, endpoint_url, region), cfg.table_name, cfg.partition_by,
+                             cfg.catalog.warehouse, endpoint_url, region)
+    raise SinkError(f"--sink {cfg.kind} is not a table format")
+
+
+class TableSink:
+    """foreachBatch function of the Delta and Iceberg sinks."""
+
+    def __init__(self, target, cfg: SinkConfig, endpoint_url: str | None, region: str | None):
+        self.target, self.cfg = target, cfg
+        self.endpoint_url, self.region = endpoint_url, region
+        self.handoff_dir = tempfile.mkdtemp(prefix="s3sqs-sink-")
+        atexit.register(shutil.rmtree, self.handoff_dir, True)
+
+    def __call__(self, batch_df, batch_id: int) -> None:
+        query_id = batch_df.sparkSession.sparkContext.getLocalProperty(QUERY_ID_PROPERTY)
+        if not query_id:
+            raise RuntimeError(f"Spark did not set {QUERY_ID_PROPERTY} for batch {batch_id}; the table sink "
+                               "needs the query id to commit exactly once")
+        last = self.target.committed_batch(query_id)
+        if batch_id <= last:
+            log.info("batch %d is already in %s (committed before a restart); skipping it", batch_id,
+                     self.cfg.describe())
+            return
+        files = self.write_files(batch_df, batch_id)
+        if not files:
+            log.info("batch %d has no rows to write", batch_id)
+            return
+        self.target.commit(files, query_id, batch_id)
+        log.info("batch %d: %d rows in %d file(s), %d bytes, committed to %s", batch_id,
+                 sum(f.rows for f in files), len(files), sum(f.size for f in files), self.cfg.describe())
+
+    def write_files(self, batch_df, batch_id: int) -> list[WrittenFile]:
+        session = batch_df.sparkSession
+        for key, value in adaptive_settings(self.cfg.target_file_size).items():
+            session.conf.set(key, value)
+        spec = WriteSpec(
+            table_format=self.cfg.kind, location=self.target.write_location.uri,
+            partition_by=self.cfg.partition_by, target_file_size=self.cfg.target_file_size, batch_id=batch_id,
+            write_id=uuid.uuid4().hex[:12],
+            handoff=os.path.join(self.handoff_dir, f"batch-{batch_id}.json"),
+            endpoint_url=self.endpoint_url, region=self.region)
+        rows = batch_df.hint("rebalance", *self.cfg.partition_by)
+        rows.write.format(FORMAT_NAME).mode("append").option("spec", spec.to_option()).save()
+        try:
+            return read_handoff(spec.handoff)
+        except FileNotFoundError:
+            raise RuntimeError(f"the write of batch {batch_id} finished without reporting its files") from None
+        finally:
+            if os.path.exists(spec.handoff):
+                os.remove(spec.handoff)
+
+
+def adaptive_settings(target_file_size: int) -> dict[str, str]:
+    """Spark turns adaptive execution off inside streaming queries (4.0); the batch write in
+    foreachBatch is an ordinary batch job, where it can size the rebalanced partitions by the bytes
+    actually shuffled. parallelismFirst=false makes it honour the advisory size rather than keep one
+    partition per core."""
+    return {
+        "spark.sql.adaptive.enabled": "true",
+        "spark.sql.adaptive.coalescePartitions.enabled": "true",
+        "spark.sql.adaptive.coalescePartitions.parallelismFirst": "false",
+        "spark.sql.adaptive.advisoryPartitionSizeInBytes": str(target_file_size),
+    }

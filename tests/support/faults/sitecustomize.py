@@ -1,0 +1,79 @@
+"""Pause points for kill tests, loaded by every Python process of a test job (the driver and Spark's
+workers) because the test puts this folder on PYTHONPATH.
+
+With S3SQS_PAUSE_AT=<point>:<batch id> and S3SQS_PAUSE_MARKER=<file>, the first process to reach the
+point for that batch creates the marker file and sleeps, so the test can SIGKILL the job right there:
+- write:  an executor has completed one data file of the batch and is still writing (no table commit);
+- commit: the driver has committed the batch to the table, and Spark has not yet logged the batch as
+          done (its commits/<batch> file).
+Nothing else changes; without the variables this file does nothing.
+"""
+import importlib.abc
+import importlib.util
+import os
+import sys
+import time
+
+_SPEC = os.environ.get("S3SQS_PAUSE_AT", "")
+_MARKER = os.environ.get("S3SQS_PAUSE_MARKER", "")
+
+
+def _pause(point: str, batch_id: int) -> None:
+    want_point, _, want_batch = _SPEC.partition(":")
+    if point != want_point or str(batch_id) != want_batch:
+        return
+    try:
+        fd = os.open(_MARKER, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+    except FileExistsError:
+        return  # another process paused already, or a later run after the kill
+    os.write(fd, f"{point}:{batch_id}:{os.getpid()}\n".encode())
+    os.close(fd)
+    time.sleep(600)
+
+
+def _patch_files(module) -> None:
+    original = module._RollingFiles._close
+
+    def _close(self, key):
+        original(self, key)
+        _pause("write", self.spec.batch_id)
+    module._RollingFiles._close = _close
+
+
+def _patch_stream(module) -> None:
+    original = module.TableSink.__call__
+
+    def __call__(self, batch_df, batch_id):
+        original(self, batch_df, batch_id)
+        _pause("commit", batch_id)
+    module.TableSink.__call__ = __call__
+
+
+_PATCHES = {"s3sqs.sinks.files": _patch_files, "s3sqs.sinks.stream": _patch_stream}
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Patches the sink modules right after they are first imported."""
+
+    def find_spec(self, name, path, target=None):
+        if name not in _PATCHES:
+            return None
+        sys.meta_path.remove(self)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            sys.meta_path.insert(0, self)
+        if spec is None or spec.loader is None:
+            return spec
+        loader = spec.loader
+        original_exec = loader.exec_module
+
+        def exec_module(module):
+            original_exec(module)
+            _PATCHES[name](module)
+        loader.exec_module = exec_module
+        return spec
+
+
+if _SPEC and _MARKER:
+    sys.meta_path.insert(0, _Finder())

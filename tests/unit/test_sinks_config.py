@@ -1,0 +1,73 @@
+import argparse
+import os
+
+import pytest
+
+from s3sqs.sinks import SinkError
+from s3sqs.sinks.config import add_arguments, sink_config
+
+
+def parse(*argv, output="/data/out", partition_by=()):
+    p = argparse.ArgumentParser()
+    add_arguments(p)
+    args = p.parse_args(list(argv))
+    args.output, args.partition_by, args.endpoint_url, args.region = output, list(partition_by), None, "eu-west-1"
+    return sink_config(args)
+
+
+def test_parquet_is_the_default_and_writes_to_output():
+    cfg = parse()
+    assert (cfg.kind, cfg.output, cfg.is_table) == ("parquet", "/data/out", False)
+    with pytest.raises(SinkError, match="--sink parquet needs --output"):
+        parse(output=None)
+    with pytest.raises(SinkError, match="--table applies to --sink delta or iceberg"):
+        parse("--table", "/t")
+
+
+def test_delta_table_is_a_location_defaulting_to_output():
+    assert parse("--sink", "delta").table.uri == "/data/out"
+    cfg = parse("--sink", "delta", "--table", "s3://lake/orders/", "--target-file-size", "64m")
+    assert (cfg.table.uri, cfg.table.region, cfg.target_file_size) == ("s3://lake/orders", "eu-west-1", 64 << 20)
+    assert parse("--sink", "delta", "--table", "rel/t").table.uri == os.path.abspath("rel/t")
+    with pytest.raises(SinkError, match=r"only local paths and s3:// URIs.*write s3://"):
+        parse("--sink", "delta", "--table", "s3a://lake/orders")
+    with pytest.raises(SinkError, match="has no bucket"):
+        parse("--sink", "delta", "--table", "s3:///orders")
+    with pytest.raises(SinkError, match="needs --table \\(or --output\\)"):
+        parse("--sink", "delta", output=None)
+
+
+def test_iceberg_needs_a_catalog_name_and_glue_is_the_default():
+    cfg = parse("--sink", "iceberg", "--table", "lake.orders")
+    assert (cfg.table_name, cfg.catalog.kind, cfg.catalog.warehouse.uri) == ("lake.orders", "glue", "/data/out")
+    assert cfg.describe() == "iceberg table lake.orders (glue catalog)"
+    with pytest.raises(SinkError, match="needs --table namespace.table"):
+        parse("--sink", "iceberg")
+    with pytest.raises(SinkError, match="is not a catalog table name"):
+        parse("--sink", "iceberg", "--table", "/data/orders")
+    with pytest.raises(SinkError, match="Glue Data Catalog stores names in lower case; write 'lake.orders'"):
+        parse("--sink", "iceberg", "--table", "Lake.Orders")
+
+
+def test_iceberg_sql_catalog_needs_its_url_and_a_warehouse():
+    cfg = parse("--sink", "iceberg", "--table", "Lake.Orders", "--catalog", "sql",
+                "--catalog-uri", "sqlite:////tmp/c.db", "--warehouse", "/wh", output=None)
+    assert (cfg.catalog.kind, cfg.catalog.uri, cfg.catalog.warehouse.uri) == ("sql", "sqlite:////tmp/c.db", "/wh")
+    with pytest.raises(SinkError, match="--catalog sql needs --catalog-uri"):
+        parse("--sink", "iceberg", "--table", "a.b", "--catalog", "sql")
+    with pytest.raises(SinkError, match="--catalog sql needs --warehouse"):
+        parse("--sink", "iceberg", "--table", "a.b", "--catalog", "sql", "--catalog-uri", "sqlite://", output=None)
+    with pytest.raises(SinkError, match="--catalog-uri applies to --catalog sql"):
+        parse("--sink", "iceberg", "--table", "a.b", "--catalog-uri", "sqlite://")
+
+
+def test_catalog_flags_belong_to_iceberg_and_sizes_are_checked():
+    with pytest.raises(SinkError, match="--warehouse applies to --sink iceberg only"):
+        parse("--sink", "delta", "--warehouse", "/wh")
+    with pytest.raises(SinkError, match="--target-file-size '12 parsecs' is not a size"):
+        parse("--sink", "delta", "--target-file-size", "12 parsecs")
+    with pytest.raises(SinkError, match="out of range"):
+        parse("--sink", "delta", "--target-file-size", "3g")
+    with pytest.raises(SinkError, match="--target-file-size applies to --sink delta or iceberg"):
+        parse("--target-file-size", "64m")
+    assert parse("--sink", "delta").target_file_size == 128 << 20
