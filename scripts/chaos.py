@@ -94,31 +94,33 @@ def run_kills(endpoint: str, work: Path, kills: int, waves: int, files: int, see
     rng = random.Random(seed)
     s3, sqs, q, dlq = wire(endpoint, f"chaos-{seed}", max_receive_count=5)
     uploaded: set[int] = set()
-    done = threading.Event()
+    uploads: list[threading.Thread] = []
 
-    def upload_waves():
-        n = 0
-        for w in range(waves):
-            for _ in range(files):
-                s3.put_object(Bucket=f"chaos-{seed}", Key=f"w{w}/file {n}.csv", Body=csv_file(n * ROWS))
-                uploaded.update(range(n * ROWS, (n + 1) * ROWS))
-                n += 1
-            time.sleep(rng.uniform(2, 10))
-        done.set()
+    def upload_wave(w: int, delay: float) -> None:
+        time.sleep(delay)
+        for n in range(w * files, (w + 1) * files):
+            s3.put_object(Bucket=f"chaos-{seed}", Key=f"w{w}/file {n}.csv", Body=csv_file(n * ROWS))
+            uploaded.update(range(n * ROWS, (n + 1) * ROWS))
 
-    uploader = threading.Thread(target=upload_waves, daemon=True)
-    uploader.start()
     args = job_args(q, endpoint, work, "csv", "id LONG, name STRING",
                     ["--option", "header=true", "--option", "maxFilesPerTrigger=15"])
+    ck = work / "ck"
     killed_in = Counter()
     for k in range(kills):
-        job = Job(args, work / f"run-{k:03d}.log", job_env())
-        ck = work / "ck"
+        # The first `waves` runs each get a wave of files, uploaded while the job starts, so there is a
+        # batch to die in; later runs find a quiet queue and die while starting, planning or idling.
+        if k < waves:
+            uploads.append(threading.Thread(target=upload_wave, args=(k, rng.uniform(0, 4)), daemon=True))
+            uploads[-1].start()
+        log = work / f"run-{k:03d}.log"
+        job = Job(args, log, job_env())
         before = _logged(ck)
-        # Each run first gets going (a batch of its own logged), then dies: half the time at once, right
-        # after that offset is logged and before its commit, half a random moment later.
+        # Each run gets going (a batch of its own logged, or, with nothing left to ingest, its query
+        # started), then dies: half the time at once, half a random moment later.
         started = time.monotonic()
         while time.monotonic() - started < 180 and job.proc.poll() is None and not _logged(ck) - before:
+            if k >= waves and _query_started(log) and depth(sqs, q) == 0:
+                break
             time.sleep(0.02)
         if rng.random() < 0.5:
             time.sleep(rng.uniform(0, 12))
@@ -126,7 +128,10 @@ def run_kills(endpoint: str, work: Path, kills: int, waves: int, files: int, see
         job.kill()
         killed_in[phase] += 1
         print(f"  kill {k + 1}/{kills}: {phase}", flush=True)
-    done.wait()
+    for t in uploads:
+        t.join()
+    for w in range(kills, waves):  # more waves than kills: the rest go to the final run
+        upload_wave(w, 0)
     final = Job(args + ["--until-drained", "--idle-checks", "2"], work / "run-final.log", job_env())
     rc = final.wait(timeout=900)
     ids = [r[0] for r in committed_rows(work / "out", ["id"])]
@@ -134,6 +139,10 @@ def run_kills(endpoint: str, work: Path, kills: int, waves: int, files: int, see
     return {"kills": kills, "killed_in": dict(killed_in), "final_exit": rc, "rows_expected": len(uploaded),
             "rows_lost": len(uploaded - set(got)), "rows_duplicated": sum(c - 1 for c in got.values() if c > 1),
             "queue": depth(sqs, q), "dlq": depth(sqs, dlq)}
+
+
+def _query_started(log: Path) -> bool:
+    return b"[job] query " in log.read_bytes() if log.exists() else False
 
 
 def _logged(ck: Path) -> set[int]:
@@ -249,7 +258,8 @@ def main(argv=None) -> int:
     sub = p.add_subparsers(dest="command", required=True)
     k = sub.add_parser("kills", help="SIGKILL the job at random moments, then account for every row")
     k.add_argument("--kills", type=int, default=5)
-    k.add_argument("--waves", type=int, default=4)
+    k.add_argument("--waves", type=int, default=4, help="waves of files: run k gets wave k while it starts; "
+                   "later runs find a quiet queue")
     k.add_argument("--files", type=int, default=15, help="files per wave")
     k.add_argument("--seed", type=int, default=1)
     sub.add_parser("fuzz", help="message bodies and bad files of many families, then account for each")

@@ -4,12 +4,13 @@ import pytest
 
 from tests.support.aws import bucket_to_queue
 from ops.sink import committed_rows
-from tests.support.spark import Job, wait_for
+from tests.support.spark import Job, only_on_newest_spark, wait_for
 
 FILES, ROWS = 60, 20
 
 
 @pytest.mark.spark
+@only_on_newest_spark  # on EMR's Spark, scripts/chaos.py kills the job at random moments (tests/system)
 def test_sigkill_between_offset_and_commit_loses_and_duplicates_nothing(moto_endpoint, tmp_path):
     w = bucket_to_queue(moto_endpoint)
     for f in range(FILES):

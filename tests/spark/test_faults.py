@@ -7,8 +7,9 @@ from ops.fault_proxy import FaultProxy, Faults, s3_reads_and_sqs
 from ops.sink import committed_rows
 from tests.spark.test_stream import run_until_drained, source_options, spark  # noqa: F401  (fixture)
 from tests.support.aws import bucket_to_queue
+from tests.support.spark import only_on_emr_spark
 
-pytestmark = pytest.mark.spark
+pytestmark = [pytest.mark.spark, only_on_emr_spark]  # the S3 read path is the same on every Spark
 FILES, ROWS = 30, 20
 
 

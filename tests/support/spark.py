@@ -7,6 +7,8 @@ import subprocess
 import time
 from pathlib import Path
 
+import pytest
+
 from ops.local_spark import ROOT, job_command, job_env
 
 
@@ -14,6 +16,16 @@ def pyspark_version() -> tuple[int, int]:
     import pyspark
     major, minor = pyspark.__version__.split(".")[:2]
     return int(major), int(minor)
+
+
+EMR_SPARK = (4, 0)  # emr-spark-8.0.0 runs Spark 4.0.2
+
+# `make test` runs the Spark tests twice, on the newest Spark and on EMR's. A test whose subject does not
+# depend on the Spark version runs in one of the two passes only, to keep the suite short.
+only_on_emr_spark = pytest.mark.skipif(pyspark_version() != EMR_SPARK,
+                                       reason="version-independent; runs in make test's pass on EMR's Spark 4.0.2")
+only_on_newest_spark = pytest.mark.skipif(pyspark_version() == EMR_SPARK,
+                                          reason="version-independent; runs in make test's pass on the newest Spark")
 
 
 class Job:
