@@ -124,7 +124,7 @@ def run(args: argparse.Namespace) -> int:
 
     from s3sqs import sinks
     from s3sqs.completion import CompletionCheck
-    from s3sqs.report import batch_end, batch_line
+    from s3sqs.monitor import BatchMonitor
     from s3sqs.source import register
 
     builder = SparkSession.builder.appName(args.name)
@@ -143,15 +143,12 @@ def run(args: argparse.Namespace) -> int:
     print(f"[job] query {args.name} started: {args.queue_url} -> {sink.describe()}", flush=True)
 
     check = CompletionCheck(opts, args.checkpoint)
-    idle, shown = 0, None
+    monitor, idle = BatchMonitor(check, args.queue_url), 0
     try:
         while query.isActive:
             time.sleep(2)
-            progress = query.lastProgress
             state = check()
-            if progress and progress.get("numInputRows") and progress["batchId"] != shown:
-                shown = progress["batchId"]
-                print(batch_line(progress, state, check.problems(batch_end(progress))), flush=True)
+            monitor.report(query.recentProgress, state)  # a line and an EMF document per batch
             if not args.until_drained:
                 continue
             idle = idle + 1 if state.drained else 0
@@ -160,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
                 print("[job] queue drained and every planned batch committed; stopping", flush=True)
                 break
         if query.exception():
+            monitor.failed()
             raise QueryFailed(str(query.exception()))
     finally:
         query.stop()

@@ -49,6 +49,10 @@ _RELEASE_RE = re.compile(r"^emr-(?:spark-)?(\d+)\.(\d+)\.(\d+)$")
 # Glue stores database names in lower case; Athena also reads only these characters.
 _GLUE_DATABASE_RE = re.compile(r"^[a-z0-9_]{1,255}$")
 _KEY_ARN_RE = re.compile(r"^arn:aws[a-z\-]*:kms:[a-z0-9\-]+:\d{12}:key/[0-9a-f\-]{36}$")
+# What SNS takes as an e-mail endpoint, roughly: a local part, @, and a domain with a dot in it.
+_EMAIL_RE = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+                       r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$")
+MAX_ALARM_EMAILS = 20
 
 
 class ConfigError(ValueError):
@@ -132,8 +136,10 @@ class EmrConfig:
 class AlarmConfig:
     dlq_messages_threshold: int = 1
     oldest_message_age_seconds: int = 900
+    quarantined_files_threshold: int = 1
     period_seconds: int = 300
     evaluation_periods: int = 1
+    emails: tuple[str, ...] = ()  # subscribed to the alarm topic; each confirms by e-mail
 
 
 @dataclass(frozen=True)
@@ -443,7 +449,8 @@ def _alarms(raw: Any) -> AlarmConfig:
     obj = _object(
         raw if raw is not None else {},
         key,
-        ("dlqMessagesThreshold", "oldestMessageAgeSeconds", "periodSeconds", "evaluationPeriods"),
+        ("dlqMessagesThreshold", "oldestMessageAgeSeconds", "quarantinedFilesThreshold", "periodSeconds",
+         "evaluationPeriods", "emails"),
     )
     period = _int(obj, "periodSeconds", key, AlarmConfig.period_seconds, 60, 86400)
     if period % 60:
@@ -455,9 +462,31 @@ def _alarms(raw: Any) -> AlarmConfig:
         oldest_message_age_seconds=_int(
             obj, "oldestMessageAgeSeconds", key, AlarmConfig.oldest_message_age_seconds, 60, 1_209_600
         ),
+        quarantined_files_threshold=_int(
+            obj, "quarantinedFilesThreshold", key, AlarmConfig.quarantined_files_threshold, 1, 1_000_000
+        ),
         period_seconds=period,
         evaluation_periods=_int(obj, "evaluationPeriods", key, AlarmConfig.evaluation_periods, 1, 100),
+        emails=_emails(obj.get("emails"), f"{key}.emails"),
     )
+
+
+def _emails(raw: Any, key: str) -> tuple[str, ...]:
+    """Addresses the alarm topic mails; SNS asks each to confirm before it sends anything."""
+    items = _decode(raw if raw is not None else [], key, list)
+    if len(items) > MAX_ALARM_EMAILS:
+        raise ConfigError(f"{key}: {len(items)} addresses; allowed: at most {MAX_ALARM_EMAILS} (use a mailing "
+                          "list, or subscribe other endpoints to the AlarmTopicArn output)")
+    out: list[str] = []
+    for i, item in enumerate(items):
+        value = _decode(item, f"{key}[{i}]", str).strip()
+        if len(value) > 254 or not _EMAIL_RE.match(value):
+            raise ConfigError(f"{key}[{i}]: {value!r} is not an e-mail address; allowed: an address such as "
+                              "ops@example.com")
+        if value.lower() in (o.lower() for o in out):
+            raise ConfigError(f"{key}[{i}]: {value!r} is listed twice; allowed: each address once")
+        out.append(value)
+    return tuple(out)
 
 
 def _check_grants(consumers: tuple[ConsumerConfig, ...], principals: tuple[str, ...]) -> None:

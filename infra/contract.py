@@ -47,6 +47,16 @@ def log_group_name(stack_name: str, consumer: str) -> str:
     return f"/s3sqs/{stack_name}/{consumer}"
 
 
+def alarm_name(stack_name: str, *parts: str) -> str:
+    """Every alarm of the stack starts with its name, so the alarm topic can let exactly these alarms publish."""
+    return "-".join((stack_name, *parts))
+
+
+def dashboard_name(stack_name: str, consumer: str) -> str:
+    """A consumer's CloudWatch dashboard."""
+    return f"{stack_name}-{consumer}"
+
+
 # The stack tags every resource whose resource policy is part of its template (source bucket when it
 # creates it, queues, topic, keys) with this key and the stack's name. Onboarding reads it: a policy the
 # template owns is put back by the next deploy that updates it, so writing there needs --force.

@@ -20,10 +20,11 @@ How each resource type in the template is handled:
   Other bucket policy statements are stored and, like all resource policies on moto, not enforced.
 - AWS::SNS::Topic, AWS::SNS::TopicPolicy, AWS::SQS::Queue (all attributes, RedrivePolicy included;
   moto accepts RedriveAllowPolicy but does not keep it), AWS::SQS::QueuePolicy, AWS::KMS::Key, AWS::IAM::Role, AWS::IAM::Policy,
-  AWS::Logs::LogGroup and AWS::CloudWatch::Alarm: created with their template properties, tags included
-  on buckets, topics, queues and keys. moto stores these resource policies
-  but does not enforce them, and alarms never fire.
-- AWS::SNS::Subscription: created with RawMessageDelivery, FilterPolicy and FilterPolicyScope. One
+  AWS::Logs::LogGroup, AWS::CloudWatch::Alarm (metric math and Metrics Insights alarms too) and
+  AWS::CloudWatch::Dashboard: created with their template properties, tags included on buckets, topics,
+  queues and keys. moto stores these resource policies but does not enforce them, and alarms never fire.
+- AWS::SNS::Subscription: created with RawMessageDelivery, FilterPolicy and FilterPolicyScope (the alarm
+  topic's e-mail subscriptions too: moto sends no mail). One
   deliberate translation: moto URL-encodes "/" in event keys ("a/b" arrives as "a%2Fb"), real S3 does
   not, so key-prefix filter values are encoded the same way here to keep the template's routing.
 - AWS::EMRServerless::Application: created with its properties. moto 5.2.5 rejects release labels not
@@ -139,6 +140,7 @@ class _Deployer:
             "AWS::IAM::Policy": self._policy,
             "AWS::Logs::LogGroup": self._log_group,
             "AWS::CloudWatch::Alarm": self._alarm,
+            "AWS::CloudWatch::Dashboard": self._dashboard,
             "AWS::EMRServerless::Application": self._emr_application,
         }
         for lid in self._creation_order():
@@ -455,15 +457,24 @@ class _Deployer:
         kwargs = {k: p[k] for k in (
             "AlarmDescription", "ComparisonOperator", "EvaluationPeriods", "MetricName", "Namespace",
             "Period", "Statistic", "Threshold", "TreatMissingData", "Dimensions", "DatapointsToAlarm",
-            "AlarmActions", "OKActions",
+            "AlarmActions", "OKActions", "Metrics",
         ) if k in p}
         for k in ("EvaluationPeriods", "Period", "DatapointsToAlarm"):
             if k in kwargs:
                 kwargs[k] = int(kwargs[k])
+        for query in kwargs.get("Metrics", ()):  # a metric math or Metrics Insights alarm
+            if "Period" in query:
+                query["Period"] = int(query["Period"])
         if "Threshold" in kwargs:
             kwargs["Threshold"] = float(kwargs["Threshold"])
         self.client("cloudwatch").put_metric_alarm(AlarmName=name, **kwargs)
         return {"Ref": name, "Arn": f"arn:aws:cloudwatch:{self.region}:{self.account_id}:alarm:{name}"}
+
+    def _dashboard(self, lid: str, props: dict) -> dict[str, str]:
+        p = self.resolve(props)
+        name = p.get("DashboardName") or lid
+        self.client("cloudwatch").put_dashboard(DashboardName=name, DashboardBody=p["DashboardBody"])
+        return {"Ref": name}
 
     def _emr_application(self, lid: str, props: dict) -> dict[str, str]:
         p = self.resolve(props)

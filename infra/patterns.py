@@ -1,16 +1,18 @@
 """One construct per pattern: secure bucket, S3 -> SNS fan-out topic, consumer queue, Spark application,
-EMR job role.
+EMR job role, alarm topic, consumer monitoring (alarms on the job's metrics and a dashboard).
 
 Each construct is safe by default (SSL-only, encrypted, no public access) and writes its IAM
 statements out in full, so the synthesized policies read the same as what is reviewed.
 """
 from __future__ import annotations
 
+import hashlib
 from typing import Sequence
 
 import jsii
 from aws_cdk import Acknowledgment, ArnFormat, Aws, Duration, RemovalPolicy, Stack, Tags, Validations
 from aws_cdk import aws_cloudwatch as cloudwatch
+from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_emrserverless as emrs
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
@@ -20,8 +22,10 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
+from s3sqs import metrics as job_metrics
+
 from infra.config import AlarmConfig, ConsumerConfig, ConsumerGrant, EmrConfig, EventFilterConfig
-from infra.contract import POLICY_OWNER_TAG, QUEUE_CONSUME_ACTIONS, queue_name
+from infra.contract import POLICY_OWNER_TAG, QUEUE_CONSUME_ACTIONS, alarm_name, dashboard_name, queue_name
 
 # Consumers drain within minutes; four days covers a long weekend outage.
 QUEUE_RETENTION = Duration.days(4)
@@ -214,6 +218,7 @@ class ConsumerQueue(Construct):
         grant: ConsumerGrant,
         encryption_key: kms.IKey | None,
         alarms: AlarmConfig,
+        alarm_action: cloudwatch.IAlarmAction,
     ) -> None:
         super().__init__(scope, id)
         stack = Stack.of(self)
@@ -302,28 +307,36 @@ class ConsumerQueue(Construct):
             )
 
         period = Duration.seconds(alarms.period_seconds)
-        self.dlq_alarm = _max_reaches_alarm(
-            self, "DlqMessagesAlarm", alarms,
-            description=f"Messages for consumer {consumer.name} reached its dead-letter queue",
+        self.dlq_alarm = reaches_alarm(
+            self, "DlqMessagesAlarm", alarms, alarm_action,
+            name=alarm_name(stack.stack_name, consumer.name, "dlq-messages"),
+            description=f"Messages for consumer {consumer.name} reached its dead-letter queue: "
+                        f"scripts/redrive-dlq inspect --consumer {consumer.name}",
             metric=self.dlq.metric_approximate_number_of_messages_visible(period=period, statistic="Maximum"),
             threshold=alarms.dlq_messages_threshold,
         )
-        self.age_alarm = _max_reaches_alarm(
-            self, "OldestMessageAgeAlarm", alarms,
-            description=f"Consumer {consumer.name} is falling behind: its oldest message is too old",
+        # SQS's own age of the oldest message: the job cannot see it (no queue attribute carries it).
+        self.age_alarm = reaches_alarm(
+            self, "OldestMessageAgeAlarm", alarms, alarm_action,
+            name=alarm_name(stack.stack_name, consumer.name, "oldest-message-age"),
+            description=f"Consumer {consumer.name} is falling behind, or its job is down: its oldest message is "
+                        "too old",
             metric=self.queue.metric_approximate_age_of_oldest_message(period=period, statistic="Maximum"),
             threshold=alarms.oldest_message_age_seconds,
         )
 
 
-def _max_reaches_alarm(
-    scope: Construct, id: str, alarms: AlarmConfig, *, description: str, metric: cloudwatch.IMetric, threshold: int,
+def reaches_alarm(
+    scope: Construct, id: str, alarms: AlarmConfig, action: cloudwatch.IAlarmAction, *, name: str, description: str,
+    metric: cloudwatch.IMetric, threshold: int,
 ) -> cloudwatch.Alarm:
-    """Alarm once the metric reaches the threshold. Missing data is no breach: SQS stops publishing metrics for
-    a queue that has been idle for hours."""
-    return cloudwatch.Alarm(
+    """Alarm once the metric reaches the threshold, and notify when it does and when it clears. Missing data is
+    no breach: SQS stops publishing metrics for a queue that has been idle for hours, and the job publishes
+    only while it runs batches."""
+    alarm = cloudwatch.Alarm(
         scope,
         id,
+        alarm_name=name,
         alarm_description=description,
         metric=metric,
         threshold=threshold,
@@ -331,6 +344,48 @@ def _max_reaches_alarm(
         evaluation_periods=alarms.evaluation_periods,
         treat_missing_data=cloudwatch.TreatMissingData.NOT_BREACHING,
     )
+    alarm.add_alarm_action(action)
+    alarm.add_ok_action(action)
+    return alarm
+
+
+class AlarmTopic(Construct):
+    """The SNS topic every alarm of the stack notifies, with optional e-mail subscriptions.
+
+    SSL-only and under a customer-managed key: CloudWatch cannot publish to a topic under the AWS-managed SNS
+    key. Only this stack's alarms (by the name prefix every one of them has, in this account) may publish,
+    and use the key for that.
+    """
+
+    def __init__(self, scope: Construct, id: str, *, encryption_key: kms.IKey, emails: Sequence[str]) -> None:
+        super().__init__(scope, id)
+        stack = Stack.of(self)
+        self.topic = sns.Topic(self, "Topic", display_name=f"{stack.stack_name} alarms", enforce_ssl=True,
+                               master_key=encryption_key)
+        mark_policy_owned(self.topic)
+        from_stack_alarms = {
+            "ArnLike": {"aws:SourceArn": stack.format_arn(service="cloudwatch", resource="alarm",
+                                                          resource_name=alarm_name(stack.stack_name, "*"),
+                                                          arn_format=_COLON)},
+            "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
+        }
+        cloudwatch_service = iam.ServicePrincipal("cloudwatch.amazonaws.com")
+        self.topic.add_to_resource_policy(iam.PolicyStatement(
+            sid="AllowStackAlarms", principals=[cloudwatch_service], actions=["sns:Publish"],
+            resources=[self.topic.topic_arn], conditions=from_stack_alarms))
+        encryption_key.add_to_resource_policy(iam.PolicyStatement(
+            sid="AllowStackAlarmsToNotify", principals=[cloudwatch_service],
+            actions=["kms:Decrypt", "kms:GenerateDataKey*"], resources=["*"], conditions=from_stack_alarms))
+        for email in emails:
+            # Named after the address, not its place in the list: adding or removing one address leaves the
+            # others' confirmed subscriptions alone.
+            sns.Subscription(self, f"Email{_short_hash(email.lower())}", topic=self.topic,
+                             protocol=sns.SubscriptionProtocol.EMAIL, endpoint=email)
+        self.action = cloudwatch_actions.SnsAction(self.topic)
+
+
+def _short_hash(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()[:10].upper()
 
 
 def _object_arn(bucket: s3.IBucket, pattern: str) -> str:
@@ -409,6 +464,9 @@ class JobRole(Construct):
                 resources=[stack.format_arn(service="logs", resource="log-group", resource_name="*",
                                             arn_format=_COLON)],
             ),
+            # Also how the job's metrics reach CloudWatch: it prints them as embedded metric format lines,
+            # which EMR Serverless ships to this group and CloudWatch Logs turns into metrics. So the role has
+            # no cloudwatch:PutMetricData, which can only be narrowed to a namespace, not to a consumer.
             iam.PolicyStatement(
                 sid="WriteJobLogs",
                 actions=["logs:CreateLogStream", "logs:DescribeLogStreams", "logs:PutLogEvents"],
@@ -501,6 +559,17 @@ class SparkApplication(Construct):
                 cpu=f"{emr.max_vcpu} vCPU", memory=f"{emr.max_memory_gb} GB", disk=f"{emr.max_disk_gb} GB"
             ),
         )
+        # EMR Serverless counts job runs that ended FAILED in AWS/EMRServerless `FailedJobs`, per minute and per
+        # application (the consumers' jobs share this one). From release 7.10, and so on emr-spark-8.0.0, it
+        # publishes it with ApplicationName and JobName dimensions beside ApplicationId and stops updating the
+        # ApplicationId-only series. An alarm on a plain metric must name its exact dimension set, and a wrong
+        # guess never fires, so this is a Metrics Insights query: the largest FailedJobs of any series of this
+        # application, whichever dimensions EMR adds.
+        self.failed_jobs = cloudwatch.MathExpression(
+            expression=f"SELECT MAX(FailedJobs) FROM \"AWS/EMRServerless\" "
+                       f"WHERE ApplicationId = '{self.application.attr_application_id}'",
+            using_metrics={}, label="failed job runs (application)", period=Duration.minutes(5),
+        )
 
 
 def job_log_group(scope: Construct, id: str, *, name: str, retention_days: int,
@@ -527,3 +596,85 @@ def _retention_enum(days: int) -> str:
 
 
 _COLON = ArnFormat.COLON_RESOURCE_NAME
+
+
+class ConsumerMonitoring(Construct):
+    """One consumer's alarms on what its job reports (quarantined files, failed queries) and its dashboard.
+
+    The job writes its per-batch figures as CloudWatch embedded metric format lines to its log group
+    (s3sqs.metrics), under the consumer's queue name: the dimension SQS's own metrics use too.
+    """
+
+    def __init__(self, scope: Construct, id: str, *, consumer: ConsumerConfig, queue: ConsumerQueue,
+                 alarms: AlarmConfig, alarm_action: cloudwatch.IAlarmAction, failed_jobs: cloudwatch.MathExpression,
+                 failed_jobs_alarm: cloudwatch.IAlarm) -> None:
+        super().__init__(scope, id)
+        stack = Stack.of(self)
+        period = Duration.seconds(alarms.period_seconds)
+        dims = {job_metrics.DIMENSION: queue.queue.queue_name}
+
+        def job(name: str, statistic: str = "Sum", label: str | None = None) -> cloudwatch.Metric:
+            return cloudwatch.Metric(namespace=job_metrics.NAMESPACE, metric_name=name, dimensions_map=dims,
+                                     statistic=statistic, period=period, label=label)
+
+        self.quarantine_alarm = reaches_alarm(
+            self, "QuarantinedFilesAlarm", alarms, alarm_action,
+            name=alarm_name(stack.stack_name, consumer.name, "quarantined-files"),
+            description=f"The job of consumer {consumer.name} set files aside that it could not read: "
+                        f"scripts/source-state files --consumer {consumer.name} --status quarantined",
+            metric=job(job_metrics.QUARANTINED), threshold=alarms.quarantined_files_threshold,
+        )
+        self.failure_alarm = reaches_alarm(
+            self, "QueryFailuresAlarm", alarms, alarm_action,
+            name=alarm_name(stack.stack_name, consumer.name, "query-failures"),
+            description=f"The streaming query of consumer {consumer.name} failed (a STREAMING run retries it): see "
+                        "its log group, or scripts/job-runs list",
+            metric=job(job_metrics.QUERY_FAILURES), threshold=1,
+        )
+        sqs_max = {"period": period, "statistic": "Maximum"}
+        q, dlq = queue.queue, queue.dlq
+        self.dashboard = cloudwatch.Dashboard(
+            self, "Dashboard", dashboard_name=dashboard_name(stack.stack_name, consumer.name),
+            default_interval=Duration.hours(6),
+            widgets=[
+                [cloudwatch.TextWidget(width=24, height=2, markdown=(
+                    f"**Consumer {consumer.name}**: its job's figures come from the EMF lines it logs after each "
+                    f"batch. What a batch held, file by file: `scripts/source-state files --consumer "
+                    f"{consumer.name} --batch N`; one file: `scripts/source-state lookup --consumer "
+                    f"{consumer.name} KEY`."))],
+                [cloudwatch.AlarmStatusWidget(
+                    title=f"Alarms of consumer {consumer.name}", width=24, height=3,
+                    alarms=[queue.age_alarm, queue.dlq_alarm, self.quarantine_alarm, self.failure_alarm,
+                            failed_jobs_alarm])],
+                [_graph("Queue backlog", [
+                    q.metric_approximate_number_of_messages_visible(label="visible", **sqs_max),
+                    q.metric_approximate_number_of_messages_not_visible(label="in flight", **sqs_max),
+                    job(job_metrics.FILES_PENDING, "Maximum", "files recorded, not planned")]),
+                 _graph("Age of the oldest message (s)", [
+                     q.metric_approximate_age_of_oldest_message(label="oldest message", **sqs_max)],
+                     threshold=alarms.oldest_message_age_seconds),
+                 _graph("Dead-letter queue", [
+                     dlq.metric_approximate_number_of_messages_visible(label="messages", **sqs_max)],
+                     threshold=alarms.dlq_messages_threshold)],
+                [_graph("Files and rows in", [job(job_metrics.FILES_IN, label="files"),
+                                              job(job_metrics.ROWS_IN, label="rows")]),
+                 _graph("Bytes in", [job(job_metrics.BYTES_IN, label="bytes")]),
+                 _graph("Skipped by the source", [job(job_metrics.DUPLICATES, label="duplicates"),
+                                                  job(job_metrics.FILTERED, label="filtered"),
+                                                  job(job_metrics.UNPARSEABLE, label="unparseable messages")])],
+                [_graph("Not read cleanly", [job(job_metrics.QUARANTINED, label="quarantined files"),
+                                             job(job_metrics.MISSING, label="missing files"),
+                                             job(job_metrics.MALFORMED, label="malformed rows")],
+                        threshold=alarms.quarantined_files_threshold),
+                 _graph("Source and batch time (ms)", [job(job_metrics.PLANNING_TIME, label="planning"),
+                                                       job(job_metrics.SNAPSHOT_TIME, label="snapshots"),
+                                                       job(job_metrics.BATCH_TIME, "Maximum", "longest batch")]),
+                 _graph("Failures", [job(job_metrics.QUERY_FAILURES, label=f"{consumer.name} query failures"),
+                                     failed_jobs.with_(period=period)])],
+            ],
+        )
+
+
+def _graph(title: str, metrics: list[cloudwatch.IMetric], threshold: int | None = None) -> cloudwatch.GraphWidget:
+    annotations = [cloudwatch.HorizontalAnnotation(value=threshold, label="alarm")] if threshold else None
+    return cloudwatch.GraphWidget(title=title, left=metrics, width=8, height=6, left_annotations=annotations)

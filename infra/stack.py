@@ -9,11 +9,12 @@ from constructs import Construct
 
 from infra.config import StackConfig
 from infra.contract import (
-    EMR_LOGS_PREFIX, checkpoint_prefix, emr_logs_prefix, job_artifacts_prefix, log_group_name,
-    output_prefix,
+    EMR_LOGS_PREFIX, alarm_name, checkpoint_prefix, dashboard_name, emr_logs_prefix, job_artifacts_prefix,
+    log_group_name, output_prefix,
 )
 from infra.patterns import (
-    ConsumerQueue, FanOutTopic, JobRole, SecureBucket, SparkApplication, acknowledge, job_log_group, mark_policy_owned,
+    AlarmTopic, ConsumerMonitoring, ConsumerQueue, FanOutTopic, JobRole, SecureBucket, SparkApplication, acknowledge,
+    job_log_group, mark_policy_owned, reaches_alarm,
 )
 
 # How long superseded object versions are kept in the versioned buckets before they expire.
@@ -34,7 +35,8 @@ class StreamingStack(Stack):
             key = kms.Key(
                 self,
                 "Key",
-                description="Encrypts the fan-out topic, consumer queues, checkpoints, artifacts and job logs",
+                description="Encrypts the fan-out and alarm topics, consumer queues, checkpoints, artifacts and job "
+                            "logs",
                 enable_key_rotation=True,
                 removal_policy=RemovalPolicy.RETAIN,
             )
@@ -56,12 +58,13 @@ class StreamingStack(Stack):
             )
             topic_key = key
         else:
-            # S3 cannot publish to a topic under the AWS-managed SNS key, so the topic gets a key of its own,
-            # the only customer-managed key of this mode.
+            # S3 cannot publish to a topic under the AWS-managed SNS key (nor CloudWatch to the alarm topic), so
+            # the topics get a key of their own, the only customer-managed key of this mode.
             topic_key = kms.Key(
                 self,
                 "TopicKey",
-                description="Encrypts the fan-out topic (S3 cannot publish under the AWS-managed SNS key)",
+                description="Encrypts the fan-out and alarm topics (S3 and CloudWatch cannot publish under the "
+                            "AWS-managed SNS key)",
                 enable_key_rotation=True,
                 removal_policy=RemovalPolicy.RETAIN,
             )
@@ -132,7 +135,16 @@ class StreamingStack(Stack):
                               encryption_key=topic_key, key_encrypts_queues=key is not None)
         self.topic = fan_out.topic
         self.topic_key = topic_key
-        self.application = SparkApplication(self, "Spark", emr=cfg.emr).application
+        spark = SparkApplication(self, "Spark", emr=cfg.emr)
+        self.application = spark.application
+        # Alarms notify one topic, under the topics' key: CloudWatch cannot use the AWS-managed SNS key.
+        self.alarm_topic = AlarmTopic(self, "Alarms", encryption_key=topic_key, emails=cfg.alarms.emails)
+        alarm_action = self.alarm_topic.action
+        self.failed_jobs_alarm = reaches_alarm(
+            self, "FailedJobRunsAlarm", cfg.alarms, alarm_action, name=alarm_name(self.stack_name, "failed-job-runs"),
+            description="A job run on the EMR Serverless application failed: scripts/job-runs list --state FAILED",
+            metric=spark.failed_jobs.with_(period=Duration.seconds(cfg.alarms.period_seconds)), threshold=1,
+        )
 
         self.read_statements: list[iam.PolicyStatement] = []
         consumers_out: dict[str, dict[str, str]] = {}
@@ -143,7 +155,11 @@ class StreamingStack(Stack):
             grant = cfg.grant_for(consumer)
             cq = ConsumerQueue(
                 self, f"Consumer{consumer.construct_id}", consumer=consumer, topic=self.topic,
-                grant=grant, encryption_key=key, alarms=cfg.alarms,
+                grant=grant, encryption_key=key, alarms=cfg.alarms, alarm_action=alarm_action,
+            )
+            ConsumerMonitoring(
+                self, f"Monitoring{consumer.construct_id}", consumer=consumer, queue=cq, alarms=cfg.alarms,
+                alarm_action=alarm_action, failed_jobs=spark.failed_jobs, failed_jobs_alarm=self.failed_jobs_alarm,
             )
             log_group = job_log_group(
                 self, f"JobLogs{consumer.construct_id}", name=log_group_name(self.stack_name, consumer.name),
@@ -184,6 +200,7 @@ class StreamingStack(Stack):
                 "artifactsUri": self.artifacts_bucket.s3_url_for_object(artifacts),
                 "logUri": self.artifacts_bucket.s3_url_for_object(monitoring),
                 "logGroupName": log_group.log_group_name,
+                "dashboardName": dashboard_name(self.stack_name, consumer.name),
             }
             CfnOutput(self, f"{consumer.construct_id}QueueUrl", value=cq.queue.queue_url,
                       description=f"Queue of consumer {consumer.name}")
@@ -220,6 +237,8 @@ class StreamingStack(Stack):
                   description="Spark checkpoints and file index (checkpoints/<consumer>/), sink (output/<consumer>/)")
         CfnOutput(self, "ArtifactsBucketName", value=self.artifacts_bucket.bucket_name,
                   description="Job code under jobs/<consumer>/; EMR job logs under emr-logs/<consumer>/")
+        CfnOutput(self, "AlarmTopicArn", value=self.alarm_topic.topic.topic_arn,
+                  description="SNS topic every alarm of the stack notifies; subscribe more endpoints here")
         CfnOutput(self, "EmrApplicationId", value=self.application.attr_application_id,
                   description="EMR Serverless application that runs the consumer jobs")
         CfnOutput(self, "EmrReleaseLabel", value=self.config.emr.release_label,
@@ -230,4 +249,4 @@ class StreamingStack(Stack):
             CfnOutput(self, "KmsKeyArn", value=self.key.key_arn, description="Customer-managed key of this stack")
         CfnOutput(self, "Consumers", value=self.to_json_string(consumers_out),
                   description="JSON: consumer name -> queueUrl, queueArn, dlqUrl, dlqArn, jobRoleArn, prefix, "
-                              "checkpointUri, outputUri, artifactsUri, logUri, logGroupName")
+                              "checkpointUri, outputUri, artifactsUri, logUri, logGroupName, dashboardName")

@@ -31,6 +31,7 @@ class ConsumerOutputs:
     artifacts_uri: str = ""   # where its job code is uploaded, the only artifacts its job role may read
     log_uri: str = ""         # where EMR writes its job logs, the only place there its job role may write
     log_group_name: str = ""  # its CloudWatch Logs group
+    dashboard_name: str = ""  # its CloudWatch dashboard
 
 
 @dataclass(frozen=True)
@@ -62,7 +63,7 @@ class StackOutputs:
                 dlq_arn=c["dlqArn"], job_role_arn=c["jobRoleArn"], prefix=c.get("prefix", ""),
                 checkpoint_uri=c.get("checkpointUri", ""), output_uri=c.get("outputUri", ""),
                 artifacts_uri=c.get("artifactsUri", ""), log_uri=c.get("logUri", ""),
-                log_group_name=c.get("logGroupName", ""),
+                log_group_name=c.get("logGroupName", ""), dashboard_name=c.get("dashboardName", ""),
             )
         except KeyError as e:
             raise OutputsError(f"consumer {name!r} in output 'Consumers' lacks {e.args[0]!r}") from None

@@ -14,13 +14,14 @@ from ops.local_stack import cli as local_stack_cli
 from ops.onboarding import cli as onboarding_cli
 from ops.packaging import cli as packaging_cli
 from ops.redrive import cli as redrive_cli
+from ops.state import cli as state_cli
 
 REPO = Path(__file__).resolve().parents[1]
 DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 TOOL_DOCS = (REPO / "docs" / "emr.md", REPO / "docs" / "operations.md")
 PARSERS = {"package-job": packaging_cli.parser, "submit-job": emr_cli.submit_parser, "job-runs": emr_cli.runs_parser,
            "onboard-account": onboarding_cli.parser, "redrive-dlq": redrive_cli.parser,
-           "local-stack": local_stack_cli.parser}
+           "local-stack": local_stack_cli.parser, "source-state": state_cli.parser}
 
 
 def flags(parser: argparse.ArgumentParser, name: str) -> list[tuple[str, str]]:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from . import quarantine
 from .options import SourceOptions
@@ -25,6 +25,7 @@ class Progress:
     logged: int | None       # end offset of Spark's newest logged batch; None before the first
     batch_id: int | None     # that batch's id
     committed: bool          # whether Spark committed that batch
+    depth: dict = field(default_factory=dict)  # the queue's attributes behind `queued` (visible, in flight...)
 
     @property
     def drained(self) -> bool:
@@ -46,14 +47,27 @@ def newest_batch(checkpoint: Store) -> tuple[int | None, int | None, bool]:
     if not ids:
         return None, None, False
     batch = max(ids)
+    return batch, logged_end(checkpoint, batch), checkpoint.get_bytes(f"commits/{batch}") is not None
+
+
+def logged_end(checkpoint: Store, batch: int) -> int:
+    """The end seq Spark logged for a batch."""
     raw = checkpoint.get_bytes(f"offsets/{batch}") or b""
     # Spark's offset log: a version line, the batch metadata, then one line per source.
     lines = [ln for ln in raw.decode().splitlines() if ln.strip()]
     try:
-        seq = int(json.loads(lines[-1])["seq"])
+        return int(json.loads(lines[-1])["seq"])
     except (IndexError, KeyError, TypeError, ValueError):
         raise ValueError(f"offsets/{batch} in the checkpoint is not an s3-sqs offset log: {raw[:200]!r}") from None
-    return batch, seq, checkpoint.get_bytes(f"commits/{batch}") is not None
+
+
+def committed_end(checkpoint: Store) -> tuple[int | None, int | None]:
+    """(batch id, end seq) of the newest batch Spark committed to the sink; (None, None) before the first.
+    Spark commits batches in order, so every seq up to that end is in the sink."""
+    ids = [int(n.rsplit("/", 1)[-1]) for n in checkpoint.list("commits") if re.fullmatch(r"commits/\d+", n)]
+    if not ids:
+        return None, None
+    return max(ids), logged_end(checkpoint, max(ids))
 
 
 class CompletionCheck:
@@ -68,10 +82,10 @@ class CompletionCheck:
         self.quarantine = open_store(opts.quarantine_location, s3)
 
     def __call__(self) -> Progress:
-        queued = sum(self.queue.depth().values())
+        depth = self.queue.depth()
         recorded = read_status(self.state)["last_seq"]
         batch, logged, committed = newest_batch(self.checkpoint)
-        return Progress(queued, recorded, logged, batch, committed)
+        return Progress(sum(depth.values()), recorded, logged, batch, committed, depth)
 
     def problems(self, batch_end: int) -> dict[str, int]:
         """Files quarantined or missing, and malformed rows, in the batch ending at `batch_end`."""

@@ -9,18 +9,23 @@ Key layout (raw bytes; big-endian integers keep numeric order):
   q<seq>                  -> record JSON  what became of a file that was not read cleanly (quarantine.py)
   m<name>                 -> value        counters: last seq, committed seq, stats
 
-One writer: the Spark runner process. Durability comes from snapshots (snapshots.py).
+One writer: the Spark runner process. Durability comes from snapshots (snapshots.py). Readers (the job's
+metrics, the state inspection in state_view.py) use the read methods on a private copy.
 """
 from __future__ import annotations
 
 import json
 import struct
+from collections import deque
+from typing import Iterator
 
 from rocksdict import Options, Rdict, WriteBatch
 
 from .files import S3File
 
 _U64 = struct.Struct(">Q")
+# Planned batches whose size in bytes the snapshot manifest carries, for the job's per-batch metrics.
+RECENT_BATCHES = 32
 
 
 class StateError(RuntimeError):
@@ -50,6 +55,8 @@ class FileIndex:
         self.stats: dict[str, int] = json.loads(self.db.get(b"mstats") or b"{}")
         self.planned_end = max(self._last_batch_end(), self.committed_seq)
         self.dirty = False  # written since the last snapshot
+        # (start, end, bytes) of the last planned batches: in memory only, published with each snapshot.
+        self.recent_batches: deque[tuple[int, int, int]] = deque(maxlen=RECENT_BATCHES)
 
     # -- reads --
     def seq_of(self, dedup_key: str) -> int | None:
@@ -108,9 +115,55 @@ class FileIndex:
     def meta(self, name: str) -> bytes | None:
         return self.db.get(b"m" + name.encode())
 
-    def counters(self) -> dict[str, int]:
+    def counters(self) -> dict:
         """What a status reader needs without opening the database."""
-        return {"last_seq": self.last_seq, "committed_seq": self.committed_seq, "planned_end": self.planned_end}
+        return {"last_seq": self.last_seq, "committed_seq": self.committed_seq, "planned_end": self.planned_end,
+                "recent_batches": [list(b) for b in self.recent_batches]}
+
+    # -- reads for inspection (state_view.py) --
+    def iter_records(self, first: int = 1) -> Iterator[S3File]:
+        """Every file from seq `first` on, in order, one at a time."""
+        for k, v in self.db.items(from_key=b"s" + u64(first)):
+            if not k.startswith(b"s"):
+                return
+            yield S3File.from_json(v)
+
+    def record(self, seq: int) -> S3File | None:
+        v = self.db.get(b"s" + u64(seq))
+        return None if v is None else S3File.from_json(v)
+
+    def seqs_since(self, event_ms: int) -> Iterator[int]:
+        """Seqs of the files whose event is at or after `event_ms`, oldest event first (the age index)."""
+        for k in self.db.keys(from_key=b"t" + u64(max(event_ms, 0))):
+            if not k.startswith(b"t"):
+                return
+            yield _U64.unpack(k[9:17])[0]
+
+    def dedup_entries(self, prefix: str = "") -> Iterator[tuple[str, int]]:
+        """(dedup key, seq) of every file whose dedup key starts with `prefix`, in key order."""
+        start = b"d" + prefix.encode()
+        for k, v in self.db.items(from_key=start):
+            if not k.startswith(start):
+                return
+            yield k[1:].decode(), _U64.unpack(v)[0]
+
+    def commit_times(self) -> dict[int, int]:
+        """Batch end seq -> when the source recorded that batch as committed (ms)."""
+        out = {}
+        for k, v in self.db.items(from_key=b"c"):
+            if not k.startswith(b"c"):
+                break
+            out[_U64.unpack(k[1:])[0]] = _U64.unpack(v)[0]
+        return out
+
+    def problems(self) -> dict[int, dict]:
+        """Seq -> the record of each committed file that was not read cleanly (quarantine.py)."""
+        out = {}
+        for k, v in self.db.items(from_key=b"q"):
+            if not k.startswith(b"q"):
+                break
+            out[_U64.unpack(k[1:])[0]] = json.loads(v)
+        return out
 
     # -- writes --
     def add_files(self, files: list[tuple[str, S3File]], stats_delta: dict[str, int],
@@ -143,7 +196,22 @@ class FileIndex:
         if end > start and self.db.get(b"b" + u64(start)) != u64(end):
             self.db.put(b"b" + u64(start), u64(end))
             self.dirty = True
+        if end > start:
+            self._remember_size(start, end)
         self.planned_end = max(self.planned_end, end)
+
+    def _remember_size(self, start: int, end: int) -> None:
+        """Keep the batch's bytes for the metrics; costs one read of its records, once per batch."""
+        if any(b[:2] == (start, end) for b in self.recent_batches):
+            return
+        size = 0
+        for k, v in self.db.items(from_key=b"s" + u64(start + 1)):
+            if not k.startswith(b"s") or _U64.unpack(k[1:9])[0] > end:
+                break
+            size += json.loads(v).get("size") or 0
+        kept = [b for b in self.recent_batches if b[0] != start]  # a later plan for the same start replaces it
+        self.recent_batches.clear()
+        self.recent_batches.extend(kept + [(start, end, size)])
 
     def set_committed(self, seq: int, now_ms: int, problems: list[dict] = ()) -> None:
         """Everything up to `seq` is in the sink; `problems` are the quarantine records of those batches."""

@@ -1,40 +1,45 @@
-"""One line per batch for the person watching a run: files, rows, speed, problems and backlog."""
+"""One line per batch for the person watching a run: files, rows, bytes, speed, problems, what the source
+skipped, what planning and snapshots cost, and the backlog. The figures come from metrics.py."""
 from __future__ import annotations
 
-import json
-
-from .completion import Progress
-
-
-def offset_seq(value) -> int | None:
-    """The seq of an offset as Spark's progress shows it: {"seq": N}, its JSON text, or nothing."""
-    if isinstance(value, str):
-        try:
-            value = json.loads(value)
-        except ValueError:
-            return None
-    return int(value["seq"]) if isinstance(value, dict) and "seq" in value else None
+from .metrics import BatchMetrics, batch_range, offset_seq  # noqa: F401  (offset_seq: part of this API)
 
 
 def batch_end(progress: dict) -> int:
-    for src in progress.get("sources") or ():
-        return offset_seq(src.get("endOffset")) or 0
-    return 0
+    return batch_range(progress)[1]
 
 
 def files_in(progress: dict) -> int:
     """Files of a batch, from the source's start and end offsets in Spark's query progress."""
-    for src in progress.get("sources") or ():
-        return (offset_seq(src.get("endOffset")) or 0) - (offset_seq(src.get("startOffset")) or 0)
-    return 0
+    start, end = batch_range(progress)
+    return max(0, end - start)
 
 
-def batch_line(progress: dict, source: Progress, problems: dict[str, int]) -> str:
-    rows = int(progress.get("numInputRows") or 0)
-    seconds = (progress.get("durationMs") or {}).get("triggerExecution", 0) / 1000
-    speed = f"{rows / seconds:,.0f} rows/s" if seconds > 0 else "-"
-    pending = source.recorded - (source.logged or 0)
-    issues = ", ".join(f"{n} {k}" for k, n in problems.items() if n)
-    return (f"[job] batch {progress.get('batchId')}: {files_in(progress):,} files, {rows:,} rows in {seconds:.1f} s "
-            f"({speed}){'; ' + issues if issues else ''}; backlog: {source.queued:,} messages queued, "
-            f"{max(0, pending):,} files recorded and not yet planned")
+def batch_line(m: BatchMetrics) -> str:
+    seconds = m.batch_ms / 1000
+    speed = f"{m.rows / seconds:,.0f} rows/s" if seconds > 0 else "-"
+    size = f", {human_bytes(m.bytes)}" if m.bytes is not None else ""
+    problems = _counts((m.quarantined, "quarantined"), (m.missing, "missing"), (m.malformed_rows, "malformed rows"))
+    skipped = _counts((m.duplicates, "duplicates"), (m.filtered, "filtered"), (m.unparseable, "unparseable messages"))
+    queued = m.visible + m.in_flight + m.delayed
+    delayed = f", {m.delayed:,} delayed" if m.delayed else ""
+    return (f"[job] batch {m.batch_id}: {m.files:,} files, {m.rows:,} rows{size} in {seconds:.1f} s ({speed})"
+            f"{'; ' + problems if problems else ''}"
+            f"{'; skipped since the last batch: ' + skipped if skipped else ''}"
+            f"; planning {m.planning_ms:,} ms, snapshots: {m.snapshots} in {m.snapshot_ms:,} ms"
+            f"; backlog: {queued:,} messages ({m.visible:,} visible, {m.in_flight:,} in flight{delayed}), "
+            f"{m.pending_files:,} files recorded and not yet planned")
+
+
+def human_bytes(n: float) -> str:
+    if n < 1024:
+        return f"{int(n):,} B"
+    for unit in ("KiB", "MiB", "GiB", "TiB"):
+        n /= 1024
+        if n < 1024 or unit == "TiB":
+            return f"{n:,.1f} {unit}"
+    raise AssertionError("unreachable")
+
+
+def _counts(*pairs: tuple[int, str]) -> str:
+    return ", ".join(f"{n:,} {what}" for n, what in pairs if n)

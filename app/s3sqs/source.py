@@ -97,6 +97,14 @@ class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
         return {"seq": self.driver.latest_offset(
             seq, planner.batch_limit(o.max_files_per_trigger, o.max_bytes_per_trigger, engine, value))}
 
+    def reportLatestOffset(self) -> dict | None:
+        """The newest file recorded, which Spark 4.2+ shows as this source's latestOffset in the query progress:
+        beside endOffset, the files recorded and not planned yet. The only figure Spark takes from a Python
+        source; it has no way for one to report metrics (the job logs them, see s3sqs.metrics). Spark 4.0 never
+        calls it."""
+        index = self._driver.index if self._driver is not None else None
+        return None if index is None else {"seq": index.last_seq}
+
     def prepareForTriggerAvailableNow(self) -> None:
         self.driver.prepare_available_now()
 

@@ -8,8 +8,8 @@ import pytest
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("CDK_DISABLE_VERSION_CHECK", "1")
 
-# An imported source bucket, a customer-managed key, event filters, a hyphenated consumer name and an
-# account granted with conditions: the branches the default cdk.json example does not take.
+# An imported source bucket, a customer-managed key, event filters, a hyphenated consumer name, an
+# account granted with conditions and alarm e-mails: the branches the default cdk.json example does not take.
 ACCOUNT_ACCESS = {"principalArnLike": ["arn:aws:iam::123456789012:role/ingest-*"], "principalOrgId": "o-a1b2c3d4e5"}
 VARIANT_CONTEXT = {
     "sourceBucket": {"mode": "import", "bucketName": "acme-landing-zone"},
@@ -24,7 +24,9 @@ VARIANT_CONTEXT = {
     "kms": {"mode": "customer"},
     "emr": {"architecture": "ARM64", "maximumCapacity": {"vcpu": 8, "memoryGb": 32, "diskGb": 100},
             "idleTimeoutMinutes": 5},
-    "alarms": {"dlqMessagesThreshold": 3, "oldestMessageAgeSeconds": 600},
+    "alarms": {"dlqMessagesThreshold": 3, "oldestMessageAgeSeconds": 600, "quarantinedFilesThreshold": 5,
+               "periodSeconds": 60, "evaluationPeriods": 2,
+               "emails": ["ops@example.com", "Team.Lead+alarms@example.org"]},
 }
 
 

@@ -73,3 +73,13 @@ def test_cli_synth_rejects_a_bad_context_value_naming_the_key(tmp_path):
     assert result.returncode != 0
     text = result.stdout + result.stderr
     assert "consumers[0].accountId: '123' is not allowed; allowed: a 12-digit AWS account id string" in text
+
+
+def test_cli_synth_rejects_a_bad_alarm_email_naming_the_key(tmp_path):
+    """Alarm settings given with -c are JSON text, checked like cdk.json's (the cases: tests/infra/test_config.py)."""
+    alarms = json.dumps({"emails": ["ops@example.com", "oncall"]})
+    result = _run_cdk(["synth", "--quiet", "--no-validation", "--output", str(tmp_path / "cdk.out"),
+                       "-c", f"alarms={alarms}"], tmp_path)
+    assert result.returncode != 0
+    assert ("cdk.json context is invalid: alarms.emails[1]: 'oncall' is not an e-mail address; allowed: an address "
+            "such as ops@example.com") in result.stdout + result.stderr

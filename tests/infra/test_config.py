@@ -59,6 +59,18 @@ def test_defaults_fill_optional_sections():
     assert cfg.grant_for(c).conditions == {}
 
 
+def test_alarm_settings_and_emails():
+    cfg = parse_config(_with("alarms", {"quarantinedFilesThreshold": "10", "evaluationPeriods": 3,
+                                        "emails": [" ops@example.com ", "Team.Lead+alarms@example.org"]}))
+    a = cfg.alarms
+    assert (a.quarantined_files_threshold, a.evaluation_periods, a.dlq_messages_threshold) == (10, 3, 1)
+    assert a.emails == ("ops@example.com", "Team.Lead+alarms@example.org")  # trimmed, case kept
+    # As `cdk deploy -c 'alarms={...}'` passes them: JSON text, the list inside included.
+    assert parse_config(_with("alarms", '{"emails": ["ops@example.com"]}')).alarms.emails == ("ops@example.com",)
+    assert parse_config(_with("alarms", {"emails": '["a@example.com"]'})).alarms.emails == ("a@example.com",)
+    assert parse_config(_with("alarms", _DELETE)).alarms.emails == ()
+
+
 def test_variant_parses_with_principals_per_account():
     cfg = parse_config(VARIANT_CONTEXT)
     assert cfg.source_bucket.imported and cfg.source_bucket.bucket_name == "acme-landing-zone"
@@ -184,6 +196,19 @@ _DELETE = object()
     ("emr.logRetentionDays", 31, "emr.logRetentionDays", "1, 3, 5, 7, 14, 30"),
     ("alarms.periodSeconds", 90, "alarms.periodSeconds", "a multiple of 60"),
     ("alarms.oldestMessageAgeSeconds", 10, "alarms.oldestMessageAgeSeconds", "an integer from 60 to 1209600"),
+    ("alarms.quarantinedFilesThreshold", 0, "alarms.quarantinedFilesThreshold", "an integer from 1 to 1000000"),
+    ("alarms.quarantinedFilesThreshold", "many", "alarms.quarantinedFilesThreshold", "expected integer"),
+    ("alarms.dlqMessagesThreshold", -1, "alarms.dlqMessagesThreshold", "an integer from 1 to 1000000"),
+    ("alarms.evaluationPeriods", 0, "alarms.evaluationPeriods", "an integer from 1 to 100"),
+    ("alarms.emails", "ops@example.com", "alarms.emails", "expected a JSON list"),
+    ("alarms.emails", {"to": "ops@example.com"}, "alarms.emails", "expected list"),
+    ("alarms.emails", ["ops@example.com", 7], "alarms.emails[1]", "expected string"),
+    ("alarms.emails", ["ops@example.com", "ops"], "alarms.emails[1]", "an address such as ops@example.com"),
+    ("alarms.emails", ["ops@localhost"], "alarms.emails[0]", "an address such as ops@example.com"),
+    ("alarms.emails", ["two words@example.com"], "alarms.emails[0]", "an address such as ops@example.com"),
+    ("alarms.emails", ["ops@example.com", "OPS@Example.com"], "alarms.emails[1]", "each address once"),
+    ("alarms.emails", [f"ops{i}@example.com" for i in range(21)], "alarms.emails", "at most 20"),
+    ("alarms.email", ["ops@example.com"], "alarms", "allowed keys: dlqMessagesThreshold, oldestMessageAgeSeconds"),
 ])
 def test_bad_values_name_the_key_and_what_is_allowed(path, value, key, allowed):
     with pytest.raises(ConfigError) as err:

@@ -10,6 +10,7 @@ import pytest
 from infra import STACK_NAME
 from infra.contract import POLICY_OWNER_TAG
 from infra.local_stand_in import StandInError, deploy_to_moto, synth_template, write_outputs_file
+from s3sqs import metrics as job_metrics
 from ops.stack_outputs import StackOutputs, load_outputs
 from tests.infra.conftest import VARIANT_CONTEXT
 
@@ -113,6 +114,34 @@ def test_moto_resources_carry_the_template_properties(deployed, template_dict, a
     ]
 
 
+def test_alarms_notify_the_alarm_topic_and_each_consumer_has_its_dashboard(deployed, aws):
+    cloudwatch, sns = aws("cloudwatch"), aws("sns")
+    topic_arn = deployed.get("AlarmTopicArn")
+    attributes = sns.get_topic_attributes(TopicArn=topic_arn)["Attributes"]
+    assert json.loads(attributes["Policy"])["Statement"][1]["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    assert attributes["KmsMasterKeyId"]  # under the topics' key
+    alarms = {a["AlarmName"]: a for a in cloudwatch.describe_alarms(AlarmNamePrefix=STACK_NAME)["MetricAlarms"]}
+    assert len(alarms) == 9
+    for alarm in alarms.values():
+        assert alarm["AlarmActions"] == alarm["OKActions"] == [topic_arn], alarm["AlarmName"]
+    # The Metrics Insights alarm on EMR's FailedJobs names the application that was created.
+    (query,) = alarms[f"{STACK_NAME}-failed-job-runs"]["Metrics"]
+    assert query["Expression"].endswith(f"WHERE ApplicationId = '{deployed.get('EmrApplicationId')}'")
+    for name in deployed.consumer_names():
+        c = deployed.consumer(name)
+        # The dimension the alarm watches is the one the job's EMF documents carry for this queue.
+        quarantined = alarms[f"{STACK_NAME}-{name}-quarantined-files"]
+        assert quarantined["Namespace"] == job_metrics.NAMESPACE
+        assert quarantined["Dimensions"] == [{"Name": job_metrics.DIMENSION,
+                                              "Value": job_metrics.queue_name(c.queue_url)}]
+        body = json.loads(cloudwatch.get_dashboard(DashboardName=c.dashboard_name)["DashboardBody"])
+        text = json.dumps(body)
+        assert job_metrics.queue_name(c.queue_url) in text and job_metrics.QUARANTINED in text
+        assert deployed.get("EmrApplicationId") in text
+    assert sorted(d["DashboardName"] for d in cloudwatch.list_dashboards()["DashboardEntries"]) == \
+        sorted(deployed.consumer(n).dashboard_name for n in deployed.consumer_names())
+
+
 def test_an_event_reaches_every_consumer_whose_filter_matches_and_no_other(deployed, aws):
     s3, sqs = aws("s3"), aws("sqs")
     bucket = deployed.get("SourceBucketName")
@@ -178,6 +207,11 @@ def test_imported_bucket_with_customer_key_and_event_filters(moto_server, aws):
         assert by_sid["CrossAccountReadRawEvents"]["Principal"] == {"AWS": "arn:aws:iam::210987654321:role/raw-reader"}
         assert by_sid["CrossAccountReadRawEvents"]["Resource"] == "arn:aws:s3:::acme-landing-zone/incoming/raw/*.json"
         assert by_sid["CrossAccountReadIngest"]["Resource"] == "arn:aws:s3:::acme-landing-zone/incoming/*.json"
+
+        # The alarm e-mails, subscribed on the alarm topic (moto sends no mail).
+        subs = aws("sns").list_subscriptions_by_topic(TopicArn=out.get("AlarmTopicArn"))["Subscriptions"]
+        assert sorted((s["Protocol"], s["Endpoint"]) for s in subs) == sorted(
+            ("email", e) for e in VARIANT_CONTEXT["alarms"]["emails"])
 
         for k in ("incoming/raw/a.json", "incoming/raw/a.csv", "incoming/b.json", "other/c.json"):
             s3.put_object(Bucket="acme-landing-zone", Key=k, Body=b"{}")

@@ -5,15 +5,20 @@ consumers); `variant_*` use VARIANT_CONTEXT (imported bucket, customer-managed k
 """
 from __future__ import annotations
 
+import fnmatch
+import hashlib
 import json
 
 import pytest
 from aws_cdk.assertions import Match
 
+from s3sqs import metrics as job_metrics
+from tests.infra.conftest import VARIANT_CONTEXT
+
 REQUIRED_OUTPUTS = {"TopicArn", "SourceBucketName", "CheckpointBucketName", "ArtifactsBucketName",
-                    "EmrApplicationId", "Consumers"}
+                    "EmrApplicationId", "AlarmTopicArn", "Consumers"}
 CONSUMER_FIELDS = ("queueUrl", "queueArn", "dlqUrl", "dlqArn", "jobRoleArn", "prefix", "checkpointUri", "outputUri",
-                   "artifactsUri", "logUri", "logGroupName")
+                   "artifactsUri", "logUri", "logGroupName", "dashboardName")
 OWNER_TAG = {"Key": "s3sqs:policy-owner", "Value": "S3SqsStreaming"}
 
 
@@ -72,12 +77,14 @@ EXPECTED_DEFAULT_COUNTS = {
     "AWS::Lambda::Function": 1,            # CDK's handler behind Custom::S3BucketNotifications
     "AWS::IAM::Role": 3,                   # the handler's role, one job role per consumer
     "AWS::IAM::Policy": 1,                 # the handler's PutBucketNotification policy
-    "AWS::SNS::Topic": 1,
-    "AWS::SNS::TopicPolicy": 1,
+    "AWS::SNS::Topic": 2,                  # the fan-out topic and the alarm topic
+    "AWS::SNS::TopicPolicy": 2,
     "AWS::SQS::Queue": 4,                  # queue + DLQ per consumer
     "AWS::SQS::QueuePolicy": 4,
-    "AWS::SNS::Subscription": 2,
-    "AWS::CloudWatch::Alarm": 4,           # DLQ depth + oldest message age per consumer
+    "AWS::SNS::Subscription": 2,           # a queue per consumer; cdk.json's example lists no alarm e-mails
+    "AWS::CloudWatch::Alarm": 9,           # DLQ depth, oldest message age, quarantined files, query failures per
+                                           # consumer, and failed job runs of the application
+    "AWS::CloudWatch::Dashboard": 2,       # one per consumer
     "AWS::Logs::LogGroup": 2,              # one per consumer
     "AWS::EMRServerless::Application": 1,
     "AWS::KMS::Key": 1,                    # the topic's own key
@@ -96,7 +103,8 @@ def test_variant_has_one_key_for_all_and_drops_the_source_bucket(variant_templat
     for r in variant_template_dict["Resources"].values():
         counts[r["Type"]] = counts.get(r["Type"], 0) + 1
     expected = dict(EXPECTED_DEFAULT_COUNTS)
-    expected.update({"AWS::S3::Bucket": 3, "AWS::S3::BucketPolicy": 3})
+    expected.update({"AWS::S3::Bucket": 3, "AWS::S3::BucketPolicy": 3,
+                     "AWS::SNS::Subscription": 4})  # and the two alarm e-mails
     assert counts == expected
 
 
@@ -260,7 +268,8 @@ def test_topic_is_encrypted_with_a_customer_managed_key(which, key_prefix, reque
     # SNS needs the key only to deliver to queues the same key encrypts.
     assert ("AllowFanOutTopicDelivery" in by_sid) == (which == "variant_template_dict")
     if which == "template_dict":
-        assert set(by_sid) == {None, "AllowSourceBucketNotifications"}  # None: the account's own administration
+        # None: the account's own administration. The alarm topic is under this key too.
+        assert set(by_sid) == {None, "AllowSourceBucketNotifications", "AllowStackAlarmsToNotify"}
 
 
 # --- consumers ------------------------------------------------------------------------------------
@@ -395,6 +404,147 @@ def test_key_policy_pins_each_consumer_and_the_log_groups(variant_template_dict)
                     for n in CONSUMERS["variant_template_dict"]]
 
 
+# --- alarms, alarm topic, dashboards --------------------------------------------------------------
+
+ALARM_SETTINGS = {  # (period, evaluation periods, quarantined-files threshold), from each context's `alarms`
+    "template_dict": (300, 1, 1),
+    "variant_template_dict": (60, 2, 5),
+}
+ALARM_SOURCE_ARN = "arn:<AWS::Partition>:cloudwatch:<AWS::Region>:<AWS::AccountId>:alarm:S3SqsStreaming-*"
+FROM_STACK_ALARMS = {"ArnLike": {"aws:SourceArn": ALARM_SOURCE_ARN},
+                     "StringEquals": {"aws:SourceAccount": "<AWS::AccountId>"}}
+
+
+def rendered(condition: dict) -> dict:
+    return {op: {k: join_text(v) for k, v in keys.items()} for op, keys in condition.items()}
+
+
+@pytest.mark.parametrize("which, key_prefix", [("template_dict", "TopicKey"), ("variant_template_dict", "Key")])
+def test_alarm_topic_is_encrypted_ssl_only_and_only_this_stacks_alarms_may_publish(which, key_prefix, request):
+    tpl = request.getfixturevalue(which)
+    key_lid, key = one(tpl, "AWS::KMS::Key", key_prefix)
+    topic_lid, topic = one(tpl, "AWS::SNS::Topic", "AlarmsTopic")
+    assert topic["Properties"]["KmsMasterKeyId"] == getatt(key_lid)  # the stack's customer-managed key
+    assert OWNER_TAG in topic["Properties"]["Tags"]
+    _, policy = one(tpl, "AWS::SNS::TopicPolicy", "AlarmsTopicPolicy")
+    assert policy["Properties"]["Topics"] == [{"Ref": topic_lid}]
+    doc = policy["Properties"]["PolicyDocument"]
+    assert ssl_deny(doc)
+    (allow,) = [s for s in statements(doc) if s["Effect"] == "Allow"]
+    assert allow["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    assert allow["Action"] == "sns:Publish" and allow["Resource"] == {"Ref": topic_lid}
+    assert rendered(allow["Condition"]) == FROM_STACK_ALARMS
+    # CloudWatch encrypts what it publishes with the topic's key: allowed for the same alarms only.
+    use = {s.get("Sid"): s for s in statements(key["Properties"]["KeyPolicy"])}["AllowStackAlarmsToNotify"]
+    assert use["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
+    assert sorted(as_list(use["Action"])) == ["kms:Decrypt", "kms:GenerateDataKey*"]
+    assert rendered(use["Condition"]) == FROM_STACK_ALARMS
+
+
+@pytest.mark.parametrize("which", ["template_dict", "variant_template_dict"])
+def test_every_alarm_notifies_the_alarm_topic_and_falls_under_its_policy(which, request):
+    tpl = request.getfixturevalue(which)
+    period, evaluations, _ = ALARM_SETTINGS[which]
+    topic = {"Ref": one(tpl, "AWS::SNS::Topic", "AlarmsTopic")[0]}
+    alarms = {a["Properties"]["AlarmName"]: a["Properties"] for a in of_type(tpl, "AWS::CloudWatch::Alarm").values()}
+    expected = {"S3SqsStreaming-failed-job-runs"} | {
+        f"S3SqsStreaming-{name}-{what}" for name in CONSUMERS[which]
+        for what in ("dlq-messages", "oldest-message-age", "quarantined-files", "query-failures")}
+    assert set(alarms) == expected
+    for name, p in alarms.items():
+        # The topic policy lets alarms named S3SqsStreaming-* publish: every alarm here is one of them.
+        assert fnmatch.fnmatchcase(f"{ALARM_SOURCE_ARN.rsplit(':', 1)[0]}:{name}", ALARM_SOURCE_ARN), name
+        assert p["AlarmActions"] == p["OKActions"] == [topic], name  # when it fires and when it clears
+        assert p["ComparisonOperator"] == "GreaterThanOrEqualToThreshold", name
+        assert p["TreatMissingData"] == "notBreaching", name
+        assert p["EvaluationPeriods"] == evaluations, name
+        assert p.get("Period", p.get("Metrics", [{}])[0].get("Period")) == period, name
+
+
+@pytest.mark.parametrize("which, name", CASES)
+def test_alarms_on_the_jobs_metrics_per_consumer(which, name, request):
+    """Quarantined files and failed queries come from the EMF lines the job logs (s3sqs.metrics), under the
+    consumer's queue name."""
+    tpl = request.getfixturevalue(which)
+    cid, *_ = CONSUMERS[which][name]
+    _, _, quarantined = ALARM_SETTINGS[which]
+    q_lid, _ = one(tpl, "AWS::SQS::Queue", f"Consumer{cid}Queue")
+    for alarm_id, metric, threshold in (("QuarantinedFilesAlarm", job_metrics.QUARANTINED, quarantined),
+                                        ("QueryFailuresAlarm", job_metrics.QUERY_FAILURES, 1)):
+        _, alarm = one(tpl, "AWS::CloudWatch::Alarm", f"Monitoring{cid}{alarm_id}")
+        p = alarm["Properties"]
+        assert (p["Namespace"], p["MetricName"], p["Statistic"]) == (job_metrics.NAMESPACE, metric, "Sum")
+        assert p["Dimensions"] == [{"Name": job_metrics.DIMENSION, "Value": getatt(q_lid, "QueueName")}]
+        assert p["Threshold"] == threshold
+
+
+@pytest.mark.parametrize("which", ["template_dict", "variant_template_dict"])
+def test_failed_job_runs_alarm_covers_every_series_emr_publishes_for_the_application(which, request):
+    tpl = request.getfixturevalue(which)
+    app_lid, _ = one(tpl, "AWS::EMRServerless::Application", "SparkApplication")
+    _, alarm = one(tpl, "AWS::CloudWatch::Alarm", "FailedJobRunsAlarm")
+    (query,) = alarm["Properties"]["Metrics"]
+    assert join_text(query["Expression"]) == \
+        f"SELECT MAX(FailedJobs) FROM \"AWS/EMRServerless\" WHERE ApplicationId = '<{app_lid}.ApplicationId>'"
+    assert query["ReturnData"] is True and alarm["Properties"]["Threshold"] == 1
+
+
+def dashboard_metrics(body: dict) -> tuple[set, list]:
+    """(namespace, metric name, dimension value) of every metric graphed, and the alarm status widgets' alarms."""
+    graphed, alarms = set(), []
+    for widget in body["widgets"]:
+        props = widget["properties"]
+        alarms += props.get("alarms", [])
+        for row in props.get("metrics", []):
+            if isinstance(row[0], dict):
+                graphed.add(("expression", row[0]["expression"], None))
+                continue
+            namespace, metric, *rest = [x for x in row if not isinstance(x, dict)]
+            graphed.add((namespace, metric, rest[1] if rest else None))
+    return graphed, alarms
+
+
+@pytest.mark.parametrize("which, name", CASES)
+def test_one_dashboard_per_consumer_charts_every_metric_the_job_reports(which, name, request):
+    tpl = request.getfixturevalue(which)
+    cid, *_ = CONSUMERS[which][name]
+    q_lid, _ = one(tpl, "AWS::SQS::Queue", f"Consumer{cid}Queue")
+    d_lid, _ = one(tpl, "AWS::SQS::Queue", f"Consumer{cid}DeadLetterQueue")
+    app_lid, _ = one(tpl, "AWS::EMRServerless::Application", "SparkApplication")
+    _, dashboard = one(tpl, "AWS::CloudWatch::Dashboard", f"Monitoring{cid}Dashboard")
+    assert dashboard["Properties"]["DashboardName"] == f"S3SqsStreaming-{name}"
+    body = json.loads(join_text(dashboard["Properties"]["DashboardBody"]))
+    graphed, alarms = dashboard_metrics(body)
+    queue = f"<{q_lid}.QueueName>"
+    job = {(n, m, v) for n, m, v in graphed if n == job_metrics.NAMESPACE}
+    assert job == {(job_metrics.NAMESPACE, m, queue) for m in [*job_metrics.BATCH_METRICS, job_metrics.QUERY_FAILURES]}
+    assert {(n, m, v) for n, m, v in graphed if n == "AWS/SQS"} == {
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", queue),
+        ("AWS/SQS", "ApproximateNumberOfMessagesNotVisible", queue),
+        ("AWS/SQS", "ApproximateAgeOfOldestMessage", queue),
+        ("AWS/SQS", "ApproximateNumberOfMessagesVisible", f"<{d_lid}.QueueName>")}
+    assert ("expression", f"SELECT MAX(FailedJobs) FROM \"AWS/EMRServerless\" WHERE ApplicationId = "
+                          f"'<{app_lid}.ApplicationId>'", None) in graphed
+    # The alarm status row: this consumer's four alarms and the application's.
+    alarm_lids = {lid for lid in of_type(tpl, "AWS::CloudWatch::Alarm")
+                  if lid.startswith((f"Consumer{cid}", f"Monitoring{cid}", "FailedJobRuns"))}
+    assert sorted(alarms) == sorted(f"<{lid}.Arn>" for lid in alarm_lids) and len(alarms) == 5
+
+
+def test_alarm_emails_subscribe_to_the_alarm_topic_each_under_a_name_of_its_own(template_dict, variant_template_dict):
+    emails = VARIANT_CONTEXT["alarms"]["emails"]
+    topic = {"Ref": one(variant_template_dict, "AWS::SNS::Topic", "AlarmsTopic")[0]}
+    subs = {lid: s["Properties"] for lid, s in of_type(variant_template_dict, "AWS::SNS::Subscription").items()
+            if s["Properties"]["Protocol"] == "email"}
+    assert sorted(p["Endpoint"] for p in subs.values()) == sorted(emails)
+    assert all(p["TopicArn"] == topic for p in subs.values())
+    # Named after the address (case-folded), not its place in the list: editing the list leaves the others be.
+    assert sorted(lid[:len("AlarmsEmail") + 10] for lid in subs) == sorted(
+        "AlarmsEmail" + hashlib.sha256(e.lower().encode()).hexdigest()[:10].upper() for e in emails)
+    assert not [s for s in of_type(template_dict, "AWS::SNS::Subscription").values()
+                if s["Properties"]["Protocol"] == "email"]
+
+
 # --- job roles ------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("which, name", CASES)
@@ -458,6 +608,8 @@ def test_job_role_is_least_privilege_and_written_out(which, name, request):
             ["glue:CreateDatabase", "glue:CreateTable", "glue:GetDatabase", "glue:GetTable", "glue:UpdateTable"],
             sorted([f"{glue}:catalog", f"{glue}:database/raw_lake", f"{glue}:table/raw_lake/*"]))
     assert set(by_sid) == set(expected)
+    # Metrics travel as EMF lines in its own log group: no cloudwatch:* (PutMetricData) at all.
+    assert not [a for s in by_sid.values() for a in as_list(s["Action"]) if a.startswith("cloudwatch:")]
     for sid, (actions, resources) in expected.items():
         s = by_sid[sid]
         assert sorted(as_list(s["Action"])) == actions, sid
@@ -535,3 +687,5 @@ def test_consumers_output_is_json_keyed_by_consumer(which, request):
         art = one(tpl, "AWS::S3::Bucket", "ArtifactsBucket")[0]
         assert c["artifactsUri"] == f"s3://<{art}>/jobs/{name}/" and c["logUri"] == f"s3://<{art}>/emr-logs/{name}/"
         assert c["logGroupName"] == f"<{one(tpl, 'AWS::Logs::LogGroup', f'JobLogs{cid}')[0]}>"
+        assert c["dashboardName"] == f"S3SqsStreaming-{name}"
+    assert tpl["Outputs"]["AlarmTopicArn"]["Value"] == {"Ref": one(tpl, "AWS::SNS::Topic", "AlarmsTopic")[0]}

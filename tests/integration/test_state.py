@@ -20,7 +20,7 @@ def test_snapshot_restores_exactly_what_was_written(tmp_path):
     idx.record_batch(0, 3)
     snaps.save(idx.db, work, {**idx.counters(), "stats": idx.stats})
     assert read_status(snaps) == {"version": 1, "last_seq": 5, "committed_seq": 0, "planned_end": 3,
-                                  "stats": {"new": 5}}
+                                  "stats": {"new": 5}, "recent_batches": [[0, 3, 0 + 1 + 2]]}  # bytes of seqs 1-3
     _add(idx, 5, 3)  # written but never snapshotted: a crash loses it, and that is allowed
     idx.db.close()
 
@@ -61,4 +61,19 @@ def test_trim_forgets_only_committed_old_files(tmp_path):
     assert idx.trim_older_than(1008) == 5  # seqs 1..5 only: 6..8 are old but not committed
     assert idx.seq_of("b/k/0.csv") is None and idx.seq_of("b/k/6.csv") == 7
     assert [r.seq for r in idx.records(1, 10)] == [6, 7, 8, 9, 10]
+    idx.db.close()
+
+
+def test_the_status_carries_the_size_of_the_last_planned_batches(tmp_path):
+    snaps = Snapshots(LocalStore(str(tmp_path / "state")))
+    idx, work = open_index(snaps)
+    _add(idx, 0, 50)  # sizes 0..49
+    idx.record_batch(0, 3)
+    idx.record_batch(0, 4)  # a later plan for the same start replaces the first
+    idx.record_batch(0, 4)
+    for start in range(4, 50):
+        idx.record_batch(start, start + 1)
+    snaps.save(idx.db, work, {**idx.counters(), "stats": idx.stats})
+    batches = read_status(snaps)["recent_batches"]
+    assert len(batches) == 32 and batches[-1] == [49, 50, 49] and [0, 4, 6] not in batches
     idx.db.close()

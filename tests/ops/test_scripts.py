@@ -9,7 +9,7 @@ import pytest
 from tests.ops.helpers import REPO
 
 SCRIPTS = ("package-job", "submit-job", "job-runs", "onboard-account", "redrive-dlq", "local-stack",
-           "compact-table")
+           "compact-table", "source-state")
 
 
 @pytest.mark.parametrize("name", SCRIPTS)

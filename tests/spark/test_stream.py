@@ -11,6 +11,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from s3sqs.completion import CompletionCheck
+from s3sqs.metrics import offset_seq
 from s3sqs.options import parse_options
 from tests.support.aws import bucket_to_queue
 from ops.sink import committed_rows
@@ -172,3 +173,57 @@ def test_max_bytes_per_trigger_is_honoured(spark, moto_endpoint, tmp_path):
     q = run_until_drained(spark, w, tmp_path, "id LONG", opts, availableNow=True)
     sizes = [p["numInputRows"] for p in q.recentProgress if p["numInputRows"]]
     assert sum(sizes) == 6 and max(sizes) == 2
+    # reportLatestOffset: the progress shows the backlog in files, the newest recorded beside the batch's end.
+    first = next(p["sources"][0] for p in q.recentProgress if p["numInputRows"])
+    assert (offset_seq(first["endOffset"]), offset_seq(first["latestOffset"])) == (2, 6)
+
+
+def test_spark_takes_no_metrics_from_a_python_source(spark):
+    """Why the job logs each batch's figures itself: neither Spark 4.0.2's nor 4.3's Python stream
+    (PythonMicroBatchStream) implements ReportsSourceMetrics, so whatever a Python source defines, the
+    `metrics` of its entry in the query progress stay empty."""
+    from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+
+    class Reader(DataSourceStreamReader):
+        def __init__(self):
+            self.n = 0
+
+        def initialOffset(self):
+            return {"seq": 0}
+
+        def latestOffset(self, start=None, limit=None):
+            self.n += 1
+            return {"seq": self.n}
+
+        def partitions(self, start, end):
+            return [InputPartition((start["seq"], end["seq"]))]
+
+        def read(self, partition):
+            yield from ((i,) for i in range(*partition.value))
+
+        def metrics(self, latest_consumed_offset=None):  # what a JVM source reports through ReportsSourceMetrics
+            return {"filesQuarantined": "1"}
+
+    class Counting(DataSource):
+        @classmethod
+        def name(cls):
+            return "counting-with-metrics"
+
+        def schema(self):
+            return "id LONG"
+
+        def streamReader(self, schema):
+            return Reader()
+
+    spark.dataSource.register(Counting)
+    q = (spark.readStream.format("counting-with-metrics").load().writeStream.format("noop")
+         .trigger(processingTime="200 milliseconds").start())
+    try:
+        deadline = time.monotonic() + 120
+        while len([p for p in q.recentProgress if p["numInputRows"]]) < 2:
+            assert time.monotonic() < deadline and q.exception() is None, q.exception()
+            time.sleep(0.2)
+    finally:
+        q.stop()
+    batches = [p for p in q.recentProgress if p["numInputRows"]]
+    assert [p["sources"][0]["metrics"] for p in batches] == [{}] * len(batches)

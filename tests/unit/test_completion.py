@@ -2,6 +2,7 @@
 import pytest
 
 from s3sqs.completion import Progress, newest_batch
+from s3sqs.metrics import batch_metrics
 from s3sqs.report import batch_line, files_in
 from s3sqs.storage import LocalStore
 
@@ -42,10 +43,18 @@ def test_drained_needs_an_empty_queue_every_file_planned_and_the_last_batch_comm
     assert progress.drained is drained and progress.waiting_for() == waiting
 
 
-def test_the_batch_line_says_files_rows_speed_problems_and_backlog():
+def test_the_batch_line_says_files_rows_bytes_speed_problems_costs_and_backlog():
     p = {"batchId": 4, "numInputRows": 12000, "durationMs": {"triggerExecution": 3000},
          "sources": [{"startOffset": {"seq": 100}, "endOffset": {"seq": 160}}]}
     assert files_in(p) == 60 and files_in({"sources": [{"startOffset": None, "endOffset": '{"seq":7}'}]}) == 7
-    line = batch_line(p, Progress(42, 200, 160, 4, True), {"quarantined": 1, "missing": 0, "malformed rows": 3})
-    assert line == ("[job] batch 4: 60 files, 12,000 rows in 3.0 s (4,000 rows/s); 1 quarantined, 3 malformed rows; "
-                    "backlog: 42 messages queued, 40 files recorded and not yet planned")
+    before = {"stats": {"duplicate": 10, "too_old": 1, "plan_ms": 500, "snapshots": 4, "snapshot_ms": 80}}
+    now = {"stats": {"duplicate": 15, "too_old": 2, "glob_mismatch": 1, "messages_unparseable": 1, "plan_ms": 620,
+                     "snapshots": 7, "snapshot_ms": 125},
+           "recent_batches": [[40, 100, 1], [100, 160, 1258291]]}
+    depth = {"ApproximateNumberOfMessages": 40, "ApproximateNumberOfMessagesNotVisible": 2,
+             "ApproximateNumberOfMessagesDelayed": 0}
+    m = batch_metrics(p, before, now, {"quarantined": 1, "missing": 0, "malformed rows": 3}, depth, 200, 160)
+    assert batch_line(m) == (
+        "[job] batch 4: 60 files, 12,000 rows, 1.2 MiB in 3.0 s (4,000 rows/s); 1 quarantined, 3 malformed rows; "
+        "skipped since the last batch: 5 duplicates, 2 filtered, 1 unparseable messages; planning 120 ms, "
+        "snapshots: 3 in 45 ms; backlog: 42 messages (40 visible, 2 in flight), 40 files recorded and not yet planned")

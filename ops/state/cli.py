@@ -1,0 +1,162 @@
+"""The source-state command line: `summary`, `files` and `lookup` on a checkpoint's source state.
+
+It only reads: the newest state version is copied into a private directory (as the job's own readers do),
+so it is safe while the job runs, and it never writes to the checkpoint.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+from datetime import datetime, timezone
+from urllib.parse import urlparse
+
+from s3sqs.index import StateError as IndexStateError
+from s3sqs.state_view import STATUSES, StateViewError, open_state
+
+from ops import aws, cli
+from ops.state import StateError, show
+
+PROG = "source-state"
+
+
+def _batch_id(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a batch id (a whole number from 0)") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a batch id: batch ids count from 0")
+    return n
+
+
+def parser() -> argparse.ArgumentParser:
+    common = argparse.ArgumentParser(add_help=False, allow_abbrev=False)
+    where = common.add_argument_group("where the state is (one of --checkpoint, --consumer, --state-location)")
+    where.add_argument("--checkpoint", metavar="URI",
+                       help="the job's checkpoint (local path or s3://): its source-state and quarantine are read, "
+                            "and Spark's commit log says which batches are in the sink")
+    where.add_argument("--state-location", metavar="URI",
+                       help="the source's stateLocation, when it is not CHECKPOINT/source-state")
+    where.add_argument("--quarantine-location", metavar="URI",
+                       help="the source's quarantineLocation (default CHECKPOINT/quarantine, or "
+                            "STATE-LOCATION/quarantine without --checkpoint)")
+    cli.add_consumer_arg(common, help="read the checkpoint of this consumer (its checkpointUri in the outputs file)")
+    cli.add_stack_args(common, used_for="with --consumer, for its checkpoint")
+    cli.add_aws_args(common)
+    common.add_argument("--json", action="store_true",
+                        help="JSON output: one object (summary, lookup) or one object per line (files)")
+    cli.add_debug_arg(common)
+
+    p = cli.parser(PROG, "Show what a source's state holds: its files, their batches and what became of them. "
+                         "Read-only; safe while the job runs.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{summary,files,lookup}")
+    sub.add_parser("summary", parents=[common], allow_abbrev=False,
+                   help="files by status, the last batch, the sink's commit, the source's counters, the state's size")
+    f = sub.add_parser("files", parents=[common], allow_abbrev=False,
+                       help="one line per file: seq, batch, status, event time, size, commit time, URI")
+    which = f.add_mutually_exclusive_group()
+    which.add_argument("--batch", type=_batch_id, metavar="N", help="only the files of batch N (Spark's batch id)")
+    which.add_argument("--since", metavar="TIME",
+                       help="only files whose event is at or after TIME: an ISO time (2026-11-20T08:00:00Z) or a "
+                            "duration ago (90m, 12h, 3d); oldest event first")
+    f.add_argument("--status", type=cli.choice("a file status", STATUSES, fold=str.lower), metavar="STATUS",
+                   help=f"only files in this status: {', '.join(STATUSES)}")
+    cli.add_limit_arg(f, what="files")
+    lk = sub.add_parser("lookup", parents=[common], allow_abbrev=False,
+                        help="was this key seen, in which batch, and what became of it (exit 1 if never seen)")
+    lk.add_argument("key", metavar="KEY", help="s3://bucket/key, or the key alone (any bucket)")
+    return p
+
+
+def resolve(args) -> tuple[str | None, str | None, str | None]:
+    """(state location, checkpoint, quarantine location) from the flags, checked."""
+    if args.consumer and args.checkpoint:
+        raise StateError("--consumer and --checkpoint both name a checkpoint: give one of them")
+    if (args.outputs_file or args.stack) and not args.consumer:
+        raise StateError("the outputs file is read for --consumer NAME's checkpoint: pass --consumer NAME too")
+    checkpoint = args.checkpoint
+    if args.consumer:
+        c = cli.stack_outputs(args, needed_for=f"--consumer {args.consumer}'s checkpoint").consumer(args.consumer)
+        if not c.checkpoint_uri:
+            raise StateError(f"the outputs file has no checkpointUri for consumer {args.consumer!r}; "
+                             "pass --checkpoint URI")
+        checkpoint = c.checkpoint_uri
+    if not checkpoint and not args.state_location:
+        raise StateError("say where the state is: --checkpoint URI (the job's checkpoint), --consumer NAME, or "
+                         "--state-location URI")
+    for flag, value in (("--checkpoint", checkpoint), ("--state-location", args.state_location),
+                        ("--quarantine-location", args.quarantine_location)):
+        if value:
+            _check_location(flag, value)
+    return args.state_location, checkpoint, args.quarantine_location
+
+
+def _check_location(flag: str, value: str) -> None:
+    u = urlparse(value)
+    if value.startswith("s3://") and not u.netloc:
+        raise StateError(f"{flag} {value!r} has no bucket: give s3://bucket/prefix")
+    if "://" in value and u.scheme not in ("s3", "file"):
+        raise StateError(f"{flag} {value!r} must be a local path or an s3:// URI")
+
+
+def _s3_factory(args):
+    client = None
+
+    def get():
+        nonlocal client
+        if client is None:
+            client = aws.client(aws.session(args.region), "s3", args.endpoint_url)
+        return client
+    return get
+
+
+def _command(args, out) -> int:
+    state, checkpoint, quarantine = resolve(args)
+    since = show.parse_since(args.since, datetime.now(timezone.utc)) if getattr(args, "since", None) else None
+    try:
+        with open_state(state, checkpoint=checkpoint, quarantine_location=quarantine,
+                        s3_client_factory=_s3_factory(args), progress=cli.say) as view:
+            where = state or f"{checkpoint.rstrip('/')}/source-state"
+            if args.command == "summary":
+                s = view.summary()
+                text = json.dumps(show.summary_json(where, s)) if args.json else \
+                    "\n".join(show.summary_lines(where, s, datetime.now(timezone.utc)))
+                print(text, file=out)
+                return 0
+            if args.command == "lookup":
+                found = view.lookup(args.key)
+                if args.json:
+                    print(json.dumps({"key": args.key, "found": bool(found),
+                                      "files": [show.file_json(f) for f in found]}), file=out)
+                else:
+                    print("\n".join(show.lookup_lines(args.key, found)), file=out)
+                return 0 if found else cli.NOT_DONE
+            return _files(view, args, since, out)
+    except (StateViewError, IndexStateError) as e:  # the state, or the checkpoint, is not what it should be
+        raise StateError(str(e)) from e
+
+
+def _files(view, args, since: int | None, out) -> int:
+    """Rows as they are read, so the first ones show at once and a pipe into `head` stops the read."""
+    n = 0
+    if not args.json:
+        print(show.FILES_HEADER, file=out)
+    for f in view.files(batch=args.batch, since_ms=since, status=args.status):
+        print(json.dumps(show.file_json(f)) if args.json else show.file_line(f), file=out)
+        n += 1
+        if args.limit is not None and n >= args.limit:
+            break
+    cli.say(show.count(n, "file") + (f" (--limit {args.limit})" if args.limit is not None and n >= args.limit else ""))
+    return 0
+
+
+def main(argv: list[str] | None = None, out=None) -> int:
+    args = parser().parse_args(argv)
+    try:
+        return cli.run(PROG, lambda: _command(args, out or sys.stdout), debug=args.debug,
+                       interrupted="nothing was changed; the private copy of the state is removed")
+    except BrokenPipeError:  # `source-state files | head`: the reader has what it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
