@@ -17,7 +17,7 @@ def files_in(progress: dict) -> int:
 
 def batch_line(m: BatchMetrics) -> str:
     seconds = m.batch_ms / 1000
-    speed = f"{m.rows / seconds:,.0f} rows/s" if seconds > 0 else "-"
+    speed = rate(m.rows, seconds, "rows")
     size = f", {human_bytes(m.bytes)}" if m.bytes is not None else ""
     problems = _counts((m.quarantined, "quarantined"), (m.missing, "missing"), (m.malformed_rows, "malformed rows"))
     skipped = _counts((m.duplicates, "duplicates"), (m.filtered, "filtered"), (m.unparseable, "unparseable messages"))
@@ -29,6 +29,14 @@ def batch_line(m: BatchMetrics) -> str:
             f"; planning {m.planning_ms:,} ms, snapshots: {m.snapshots} in {m.snapshot_ms:,} ms"
             f"; backlog: {queued:,} messages ({m.visible:,} visible, {m.in_flight:,} in flight{delayed}), "
             f"{m.pending_files:,} files recorded and not yet planned")
+
+
+def rate(count: int, seconds: float, unit: str) -> str:
+    """A speed that never reads "0 rows/s" for a batch that did move rows."""
+    if seconds <= 0:
+        return "-"
+    r = count / seconds
+    return f"{r:,.0f} {unit}/s" if r >= 10 or r == 0 else f"{r:.1f} {unit}/s"
 
 
 def human_bytes(n: float) -> str:

@@ -58,3 +58,9 @@ def test_the_batch_line_says_files_rows_bytes_speed_problems_costs_and_backlog()
         "[job] batch 4: 60 files, 12,000 rows, 1.2 MiB in 3.0 s (4,000 rows/s); 1 quarantined, 3 malformed rows; "
         "skipped since the last batch: 5 duplicates, 2 filtered, 1 unparseable messages; planning 120 ms, "
         "snapshots: 3 in 45 ms; backlog: 42 messages (40 visible, 2 in flight), 40 files recorded and not yet planned")
+
+
+def test_a_slow_batch_reads_as_a_fraction_not_zero_rows_per_second():
+    from s3sqs.report import rate
+    assert rate(2, 4.3, "rows") == "0.5 rows/s" and rate(0, 4.3, "rows") == "0 rows/s"
+    assert rate(12000, 3.0, "rows") == "4,000 rows/s" and rate(5, 0, "rows") == "-"
