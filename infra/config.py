@@ -12,7 +12,9 @@ import re
 from dataclasses import dataclass, field
 from typing import Any, Mapping
 
-from infra.contract import CONSUMER_NAME_RE, CONSUMER_NAME_RULE, DEFAULT_MAX_RECEIVE_COUNT
+from infra.contract import (
+    ACCOUNT_ID_RE, CONSUMER_NAME_RE, CONSUMER_NAME_RULE, DEFAULT_MAX_RECEIVE_COUNT, ORG_ID_RE, PRINCIPAL_PATTERN_RE,
+)
 
 # Top-level context keys this module owns. Any other key must be CDK's own (below), so that a typo such as
 # `alarm` for `alarms` fails synth instead of silently leaving the defaults in place.
@@ -36,15 +38,11 @@ _LOOKUP_KEY_RE = re.compile(r"^[a-z][a-z0-9-]*:[^=]*=")
 DEFAULT_RELEASE_LABEL = "emr-spark-8.0.0"
 ARCHITECTURES = ("X86_64", "ARM64")
 
-_ACCOUNT_RE = re.compile(r"^\d{12}$")
 # Real S3 URL-encodes event keys (a space becomes "+"), so a prefix outside these characters would be
 # compared in encoded form by SNS and never match.
 _KEY_PART_RE = re.compile(r"^[A-Za-z0-9/_.\-]*$")
 _BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
 _PRINCIPAL_RE = re.compile(r"^arn:aws[a-z\-]*:iam::(\d{12}):(root|role/[\w+=,.@/\-]+|user/[\w+=,.@/\-]+)$")
-# aws:PrincipalArn patterns for an account grant: roles or users of that account, wildcards allowed.
-_PRINCIPAL_PATTERN_RE = re.compile(r"^arn:aws[a-z\-]*:iam::(\d{12}):(?:role|user)/[\w+=,.@/\-*?]+$")
-_ORG_ID_RE = re.compile(r"^o-[a-z0-9]{10,32}$")
 _RELEASE_RE = re.compile(r"^emr-(?:spark-)?(\d+)\.(\d+)\.(\d+)$")
 # Glue stores database names in lower case; Athena also reads only these characters.
 _GLUE_DATABASE_RE = re.compile(r"^[a-z0-9_]{1,255}$")
@@ -288,14 +286,14 @@ def _account_access(raw: Any, key: str, account: str) -> AccountAccessConfig | N
     patterns = tuple(_decode(p, f"{key}.principalArnLike[{i}]", str)
                      for i, p in enumerate(_decode(obj.get("principalArnLike", []), f"{key}.principalArnLike", list)))
     for i, pattern in enumerate(patterns):
-        m = _PRINCIPAL_PATTERN_RE.match(pattern)
-        if not m or m.group(1) != account:
+        m = PRINCIPAL_PATTERN_RE.match(pattern)
+        if not m or m.group("account") != account:
             raise ConfigError(
                 f"{key}.principalArnLike[{i}]: {pattern!r} is not allowed; allowed: an IAM role or user ARN pattern "
                 f"in account {account}, such as 'arn:aws:iam::{account}:role/ingest-*'"
             )
     org = _str(obj, "principalOrgId", key)
-    if org is not None and not _ORG_ID_RE.match(org):
+    if org is not None and not ORG_ID_RE.match(org):
         raise ConfigError(f"{key}.principalOrgId: {org!r} is not allowed; allowed: an AWS Organizations id like 'o-a1b2c3d4e5'")
     if not patterns and org is None:
         raise ConfigError(
@@ -312,7 +310,7 @@ def _consumer(raw: Any, key: str, event_filter: EventFilterConfig) -> ConsumerCo
     if name is None or not CONSUMER_NAME_RE.match(name):
         raise ConfigError(f"{key}.name: {name!r} is not allowed; allowed: {CONSUMER_NAME_RULE}")
     account = _str(obj, "accountId", key)
-    if account is None or not _ACCOUNT_RE.match(account):
+    if account is None or not ACCOUNT_ID_RE.match(account):
         raise ConfigError(f"{key}.accountId: {account!r} is not allowed; allowed: a 12-digit AWS account id string")
     prefix = _key_part(obj, "prefix", key)
     if prefix and not prefix.startswith(event_filter.prefix):

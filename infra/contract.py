@@ -8,6 +8,13 @@ from __future__ import annotations
 
 import re
 
+# Who may be granted: the rules cdk.json's consumers and onboard-account's flags both check.
+ACCOUNT_ID_RE = re.compile(r"^[0-9]{12}\Z")
+ORG_ID_RE = re.compile(r"^o-[a-z0-9]{10,32}\Z")
+# An aws:PrincipalArn pattern for an account grant: roles or users of one account, wildcards allowed.
+PRINCIPAL_PATTERN_RE = re.compile(
+    r"^arn:(?P<partition>aws[a-z-]*):iam::(?P<account>[0-9]{12}):(?:role|user)/[A-Za-z0-9_+=,.@/*?-]{1,512}\Z")
+
 # Checkpoint bucket: each consumer's job keeps its checkpoint under checkpoints/<consumer>/ and
 # writes its table under output/<consumer>/; its role may write nowhere else there.
 CHECKPOINTS_PREFIX = "checkpoints/"

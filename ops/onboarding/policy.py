@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from infra.contract import QUEUE_CONSUME_ACTIONS
+from infra.contract import ACCOUNT_ID_RE, ORG_ID_RE, PRINCIPAL_PATTERN_RE, QUEUE_CONSUME_ACTIONS
 from ops.onboarding import OnboardError
 
 SID_PREFIX = "S3SqsOnboard"
@@ -23,10 +23,7 @@ POLICY_VERSION = "2012-10-17"
 
 KMS_ACTIONS = ("kms:Decrypt", "kms:DescribeKey")
 
-ACCOUNT_RE = re.compile(r"^[0-9]{12}\Z")
 ROLE_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):iam::([0-9]{12}):role/([A-Za-z0-9_+=,.@/-]{1,512})\Z")
-PRINCIPAL_PATTERN_RE = re.compile(r"^arn:(aws[a-z-]*):iam::([0-9]{12}):(?:role|user)/[A-Za-z0-9_+=,.@/*?-]{1,512}\Z")
-ORG_ID_RE = re.compile(r"^o-[a-z0-9]{10,32}\Z")
 
 
 class PolicyError(OnboardError, ValueError):
@@ -59,12 +56,12 @@ class Grantee:
     @classmethod
     def for_account(cls, account: str, partition: str = "aws", principal_arn_like: Iterable[str] = (),
                     principal_org_id: str | None = None, require_conditions: bool = True) -> "Grantee":
-        if not isinstance(account, str) or not ACCOUNT_RE.match(account):
+        if not isinstance(account, str) or not ACCOUNT_ID_RE.match(account):
             raise PolicyError(f"--consumer-account {account!r} is not an AWS account id: use exactly 12 digits")
         patterns = tuple(dict.fromkeys(principal_arn_like))
         for pattern in patterns:
             m = PRINCIPAL_PATTERN_RE.match(pattern)
-            if not m or m.group(2) != account:
+            if not m or m.group("account") != account:
                 raise PolicyError(
                     f"--principal-arn-like {pattern!r} is not an IAM role or user ARN pattern in account {account}: "
                     f"expected e.g. arn:aws:iam::{account}:role/analytics-*"
@@ -290,7 +287,7 @@ def statements_of(doc: dict) -> list[dict]:
 
 
 def _canonical_principal(value):
-    if isinstance(value, str) and ACCOUNT_RE.match(value):
+    if isinstance(value, str) and ACCOUNT_ID_RE.match(value):
         return f"arn:aws:iam::{value}:root"
     return value
 

@@ -62,7 +62,7 @@ class Request:
 def _validate_queue_url(url: str) -> None:
     u = urlparse(url)
     parts = [p for p in u.path.split("/") if p]
-    if u.scheme not in ("http", "https") or len(parts) != 2 or not pm.ACCOUNT_RE.match(parts[0]):
+    if u.scheme not in ("http", "https") or len(parts) != 2 or not pm.ACCOUNT_ID_RE.match(parts[0]):
         raise OnboardError(
             f"--queue-url {url!r} is not an SQS queue URL: expected https://sqs.<region>.amazonaws.com/<account>/<name>"
         )
