@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Mapping
 
 from infra.contract import (
-    ACCOUNT_ID_RE, CONSUMER_NAME_RE, CONSUMER_NAME_RULE, DEFAULT_MAX_RECEIVE_COUNT, ORG_ID_RE, PRINCIPAL_PATTERN_RE,
+    ACCOUNT_ID_RE, CONSUMER_NAME_RE, account_grant_conditions, CONSUMER_NAME_RULE, DEFAULT_MAX_RECEIVE_COUNT, ORG_ID_RE, PRINCIPAL_PATTERN_RE,
 )
 
 # Top-level context keys this module owns. Any other key must be CDK's own (below), so that a typo such as
@@ -83,12 +83,7 @@ class AccountAccessConfig:
     principal_org_id: str | None = None
 
     def conditions(self) -> dict:
-        out: dict = {}
-        if self.principal_arn_like:
-            out["ArnLike"] = {"aws:PrincipalArn": list(self.principal_arn_like)}
-        if self.principal_org_id:
-            out["StringEquals"] = {"aws:PrincipalOrgID": self.principal_org_id}
-        return out
+        return account_grant_conditions(self.principal_arn_like, self.principal_org_id)
 
 
 @dataclass(frozen=True)

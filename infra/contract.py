@@ -15,6 +15,17 @@ ORG_ID_RE = re.compile(r"^o-[a-z0-9]{10,32}\Z")
 PRINCIPAL_PATTERN_RE = re.compile(
     r"^arn:(?P<partition>aws[a-z-]*):iam::(?P<account>[0-9]{12}):(?:role|user)/[A-Za-z0-9_+=,.@/*?-]{1,512}\Z")
 
+
+def account_grant_conditions(principal_arn_like, principal_org_id) -> dict:
+    """The IAM conditions that narrow a grant to a whole account: principal ARN patterns, an organization."""
+    out: dict = {}
+    if principal_arn_like:
+        out["ArnLike"] = {"aws:PrincipalArn": list(principal_arn_like)}
+    if principal_org_id:
+        out["StringEquals"] = {"aws:PrincipalOrgID": principal_org_id}
+    return out
+
+
 # Checkpoint bucket: each consumer's job keeps its checkpoint under checkpoints/<consumer>/ and
 # writes its table under output/<consumer>/; its role may write nowhere else there.
 CHECKPOINTS_PREFIX = "checkpoints/"

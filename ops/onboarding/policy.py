@@ -15,7 +15,9 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
-from infra.contract import ACCOUNT_ID_RE, ORG_ID_RE, PRINCIPAL_PATTERN_RE, QUEUE_CONSUME_ACTIONS
+from infra.contract import (
+    ACCOUNT_ID_RE, ORG_ID_RE, PRINCIPAL_PATTERN_RE, QUEUE_CONSUME_ACTIONS, account_grant_conditions,
+)
 from ops.onboarding import OnboardError
 
 SID_PREFIX = "S3SqsOnboard"
@@ -94,12 +96,7 @@ class Grantee:
 
     def conditions(self) -> dict:
         """The IAM conditions an account grant carries (none for a role)."""
-        out: dict = {}
-        if self.principal_arn_like:
-            out["ArnLike"] = {"aws:PrincipalArn": list(self.principal_arn_like)}
-        if self.principal_org_id:
-            out["StringEquals"] = {"aws:PrincipalOrgID": self.principal_org_id}
-        return out
+        return account_grant_conditions(self.principal_arn_like, self.principal_org_id)
 
     def statement(self, sid: str, action, resource, conditions: dict | None = None) -> dict:
         """An Allow statement for this grantee, with the grantee's conditions merged into `conditions`."""
