@@ -36,6 +36,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--catalog-uri", metavar="URL", help="iceberg with --catalog sql: the SQLAlchemy URL")
     p.add_argument("--dry-run", action="store_true", help="show what would be combined; change nothing")
     cli.add_aws_args(p)
+    cli.add_debug_arg(p)
     return p
 
 
@@ -69,8 +70,9 @@ def _command(args: argparse.Namespace, out) -> int:
         target = open_table(args)
         before, after = target.compact(target_file_size(args.target_file_size), dry_run=args.dry_run,
                                        progress=cli.say)
-    except SinkError as e:  # the sinks' own checks name the flag; report them like every operator error
-        raise CompactionError(str(e)) from None
+    except SinkError as e:  # report the sinks' checks like every operator error, naming the flag
+        message = str(e)
+        raise CompactionError(message if message.startswith("--") else f"--table {args.table}: {message}") from None
     print(f"before: {before.describe()}", file=out)
     print(f"after:  {after.describe()}" + ("  (dry run: nothing changed)" if args.dry_run else ""), file=out)
     return 0
@@ -78,5 +80,5 @@ def _command(args: argparse.Namespace, out) -> int:
 
 def main(argv: list[str] | None = None, out=None) -> int:
     args = parser().parse_args(argv)
-    return cli.run(PROG, lambda: _command(args, out or sys.stdout), error_exit=2,
+    return cli.run(PROG, lambda: _command(args, out or sys.stdout), debug=args.debug,
                    interrupted="the groups already swapped stay compacted, the rest is unchanged")

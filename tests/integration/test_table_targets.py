@@ -196,3 +196,28 @@ def test_iceberg_in_glue_on_s3_commits_once_and_compacts(moto_endpoint, bucket):
     assert table["Parameters"]["table_type"].upper() == "ICEBERG"
     before, after = target.compact(1 << 20, progress=lambda _: None)
     assert (before.count, after.count) == (9, 3) and ids(target) == list(range(60))
+
+
+def test_compact_table_command_previews_compacts_and_names_a_missing_table(fmt, tmp_path, capsys):
+    from ops.compaction.cli import main
+
+    target = make_target(fmt, tmp_path)
+    target.ensure(table_arrow_schema(SCHEMA, fmt))
+    for b in range(4):
+        target.commit(write(target, fmt, b, batch_rows(b * 10, 10)), "q", b)
+    table = str(tmp_path / "delta") if fmt == "delta" else "lake.orders"
+    catalog = [] if fmt == "delta" else ["--catalog", "sql", "--catalog-uri", f"sqlite:///{tmp_path}/catalog.db"]
+    files = sorted(f.path for f in target.files())
+
+    assert main(["--format", fmt, "--table", table, *catalog, "--dry-run"]) == 0
+    assert "(dry run: nothing changed)" in capsys.readouterr().out
+    assert sorted(f.path for f in target.files()) == files
+    assert main(["--format", fmt, "--table", table, *catalog]) == 0
+    out = capsys.readouterr().out
+    assert out.startswith("before: ") and "after: " in out
+    assert len(make_target(fmt, tmp_path).files()) < len(files) and ids(make_target(fmt, tmp_path)) == list(range(40))
+
+    missing = str(tmp_path / "nowhere") if fmt == "delta" else "lake.nowhere"
+    assert main(["--format", fmt, "--table", missing, *catalog]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("compact-table: error: ") and "--table" in err[0], err
