@@ -26,6 +26,7 @@ class Progress:
     batch_id: int | None     # that batch's id
     committed: bool          # whether Spark committed that batch
     depth: dict = field(default_factory=dict)  # the queue's attributes behind `queued` (visible, in flight...)
+    status: dict = field(default_factory=dict)  # the source's durable status behind `recorded` (its counters)
 
     @property
     def drained(self) -> bool:
@@ -83,9 +84,9 @@ class CompletionCheck:
 
     def __call__(self) -> Progress:
         depth = self.queue.depth()
-        recorded = read_status(self.state)["last_seq"]
+        status = read_status(self.state)
         batch, logged, committed = newest_batch(self.checkpoint)
-        return Progress(sum(depth.values()), recorded, logged, batch, committed, depth)
+        return Progress(sum(depth.values()), status["last_seq"], logged, batch, committed, depth, status)
 
     def problems(self, batch_end: int) -> dict[str, int]:
         """Files quarantined or missing, and malformed rows, in the batch ending at `batch_end`."""

@@ -24,12 +24,12 @@ class BatchMonitor:
 
     def report(self, progresses, state: Progress) -> None:
         """Report the batches in `progresses` (Spark's recentProgress) not reported yet. `state` is the
-        CompletionCheck's reading just taken, for the backlog."""
+        CompletionCheck's reading just taken: the backlog, and the source's status (not read again here)."""
         new = [p for p in progresses or () if metrics.is_batch(p)
                and (self.reported is None or p["batchId"] > self.reported)]
         if not new:
             return
-        status = read_status(self.check.state)
+        status = state.status
         for p in new:
             m = metrics.batch_metrics(p, self.status, status, self.check.problems(metrics.batch_range(p)[1]),
                                       state.depth, state.recorded, state.logged)

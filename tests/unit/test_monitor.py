@@ -4,7 +4,7 @@ import json
 
 from s3sqs.completion import Progress
 from s3sqs.monitor import BatchMonitor
-from s3sqs.snapshots import Snapshots
+from s3sqs.snapshots import Snapshots, read_status
 from s3sqs.storage import LocalStore
 
 
@@ -34,7 +34,7 @@ def test_each_batch_is_reported_once_with_what_happened_since_the_monitor_starte
     check, out = FakeCheck(tmp_path), io.StringIO()
     monitor = BatchMonitor(check, "https://sqs.us-east-1.amazonaws.com/123456789012/orders", out)
     write_manifest(tmp_path, 2, {"duplicate": 103}, [[0, 10, 500], [10, 20, 700]])
-    state = Progress(5, 30, 20, 1, True, {"ApproximateNumberOfMessages": 5})
+    state = Progress(5, 30, 20, 1, True, {"ApproximateNumberOfMessages": 5}, read_status(check.state))
     idle = {"batchId": 1, "numInputRows": 0, "sources": [{"startOffset": '{"seq":20}', "endOffset": '{"seq":20}'}]}
     monitor.report([prog(0, 0, 10, 10), prog(1, 10, 20, 0), idle], state)
     monitor.report([prog(0, 0, 10, 10), prog(1, 10, 20, 0), idle], state)  # nothing new: nothing printed
