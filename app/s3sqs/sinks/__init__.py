@@ -1,23 +1,26 @@
-"""Sinks of the job: Spark's Parquet file sink, or a Delta or Iceberg table committed exactly once per
-micro-batch, after the user's optional transform.
+"""Sinks of the job, in the job's process (and, for the table files, its executors): Spark's Parquet file
+sink, or a Delta or Iceberg table committed exactly once per micro-batch, after the user's optional
+transform.
 
-The job uses three functions:
-- `add_arguments(parser)`: the flags (--sink, --table, --transform, --target-file-size, --catalog, ...);
-- `check(args)`: validates them and imports the transform, before Spark starts;
-- `writer(df, cfg, endpoint_url, region)`: applies the transform and returns the streaming writer into the
-  sink, for the job to give its checkpoint and trigger and start.
+- `config`: the sink's settings from the job's flags; `transform`: the user's function;
+- `stream`: the writer into the sink and the per-batch protocol of the tables (`TableSink`);
+- `target`: what a table format implements (`TableTarget`), done by `delta` and `iceberg`;
+- `table_files`: executor side, a batch's rows as Parquet data files;
+- pure helpers: `table_schema` (Arrow types), `paths` (folders, names), `stats` (Delta statistics),
+  `compaction` (which files to combine); `location`: where files live, for pyarrow, delta-rs and pyiceberg.
+
+The job uses `check(args)` before Spark starts and `writer(df, cfg, endpoint)` to build the stream's writer.
 """
 from __future__ import annotations
 
-import argparse
+from ..core.endpoint import Endpoint
+from .config import SinkConfig, sink_config
+from .target import SinkError
 
-from .config import SinkConfig, add_arguments, sink_config
-from .layout import SinkError
-
-__all__ = ["SinkConfig", "SinkError", "add_arguments", "check", "writer"]
+__all__ = ["SinkConfig", "SinkError", "check", "writer"]
 
 
-def check(args: argparse.Namespace) -> SinkConfig:
+def check(args) -> SinkConfig:
     """Everything that can be checked without Spark; raises SinkError naming the flag."""
     from .transform import load_transform
 
@@ -27,8 +30,8 @@ def check(args: argparse.Namespace) -> SinkConfig:
     return cfg
 
 
-def writer(df, cfg: SinkConfig, endpoint_url: str | None, region: str | None):
+def writer(df, cfg: SinkConfig, endpoint: Endpoint):
     """The DataStreamWriter from the source DataFrame into the sink, not yet started."""
     from .stream import sink_writer
 
-    return sink_writer(df, cfg, endpoint_url, region)
+    return sink_writer(df, cfg, endpoint)

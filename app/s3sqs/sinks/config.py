@@ -1,16 +1,21 @@
-"""The sink's command-line flags, and the one validated settings object built from them.
+"""The sink's settings: one validated object built from the job's sink flags (job/flags.py defines them).
 
-Every check runs before Spark starts, and each message names the flag and says how to fix it.
+Every check runs before Spark starts, and each message names the flag and says how to fix it. The flags
+combine by rules (which flag applies to which sink, what defaults to --output); the values themselves are
+typed and checked by pydantic (config/fields.py).
 """
 from __future__ import annotations
 
-import argparse
 import re
-from dataclasses import dataclass
+from typing import Any
 
-from ..options import parse_size_bytes
-from .layout import SinkError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from ..config.fields import Size, one_line
+from ..core.endpoint import Endpoint
+from ..core.errors import UsageError
 from .location import Location
+from .target import SinkError
 
 SINKS = ("parquet", "delta", "iceberg")
 CATALOGS = ("glue", "sql")
@@ -20,46 +25,34 @@ MAX_TARGET_FILE_SIZE = 2 << 30
 _IDENTIFIER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
-def add_arguments(p: argparse.ArgumentParser) -> None:
-    """The sink flags. The job's own --output, --partition-by, --endpoint-url and --region apply too."""
-    g = p.add_argument_group("sink")
-    g.add_argument("--sink", choices=SINKS, default="parquet",
-                   help="parquet: Spark's file sink into --output (default); delta or iceberg: a table, "
-                        "committed once per micro-batch")
-    g.add_argument("--table", help="delta: the table's location (local path or s3://; default --output); "
-                                   "iceberg: the catalog table name, namespace.table")
-    g.add_argument("--transform", metavar="MODULE:FUNCTION",
-                   help="a function DataFrame -> DataFrame applied to the stream before the sink")
-    g.add_argument("--target-file-size", metavar="SIZE",
-                   help=f"delta/iceberg: aim each micro-batch's data files at this size "
-                        f"(default {DEFAULT_TARGET_FILE_SIZE})")
-    g.add_argument("--catalog", choices=CATALOGS,
-                   help="iceberg: glue (the AWS Glue Data Catalog; default) or sql (a SQLAlchemy database, "
-                        "e.g. SQLite for local runs)")
-    g.add_argument("--catalog-uri", metavar="URL", help="iceberg with --catalog sql: e.g. sqlite:////tmp/catalog.db")
-    g.add_argument("--warehouse", help="iceberg: where a new table's folder is created, "
-                                       "WAREHOUSE/namespace/table (default --output)")
+class CatalogConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
-
-@dataclass(frozen=True)
-class CatalogConfig:
     kind: str
-    uri: str | None
-    warehouse: Location | None
+    uri: str | None = None
+    warehouse: Location | None = None
     warehouse_flag: str = "--warehouse"  # or "--output", when the warehouse defaulted to it
 
 
-@dataclass(frozen=True)
-class SinkConfig:
+class SinkConfig(BaseModel):
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
+
     kind: str
     partition_by: tuple[str, ...] = ()
-    output: str | None = None            # parquet
-    table: Location | None = None        # delta
-    table_name: str | None = None        # iceberg, "namespace.table"
+    output: str | None = None                 # parquet
+    table: Location | None = None             # delta
+    table_name: str | None = None             # iceberg, "namespace.table"
     catalog: CatalogConfig | None = None
-    target_file_size: int = 128 << 20
+    target_file_size: Size = Field(128 << 20, alias="--target-file-size")
     transform: str | None = None
-    table_flag: str = "--table"          # delta: the flag that gave the table's location
+    table_flag: str = "--table"               # delta: the flag that gave the table's location
+
+    @field_validator("target_file_size")
+    @classmethod
+    def _target(cls, n: int) -> int:
+        if not MIN_TARGET_FILE_SIZE <= n <= MAX_TARGET_FILE_SIZE:
+            raise ValueError("is out of range; allowed: 1k to 2g")
+        return n
 
     @property
     def is_table(self) -> bool:
@@ -82,13 +75,14 @@ class SinkConfig:
         return f"iceberg table {self.table_name} ({self.catalog.kind} catalog)"
 
 
-def sink_config(args: argparse.Namespace) -> SinkConfig:
-    """Validate the parsed flags; raises SinkError naming the flag."""
+def sink_config(args: Any) -> SinkConfig:
+    """Validate the parsed flags (an argparse Namespace, or anything with the same attributes); raises
+    SinkError naming the flag."""
     kind = args.sink
     partition_by = tuple(args.partition_by or ())
-    endpoint, region = getattr(args, "endpoint_url", None), getattr(args, "region", None)
+    endpoint = Endpoint(getattr(args, "endpoint_url", None), getattr(args, "region", None))
     output = getattr(args, "output", None)
-    target = target_file_size(args.target_file_size or DEFAULT_TARGET_FILE_SIZE)
+    size = args.target_file_size or DEFAULT_TARGET_FILE_SIZE
     transform = args.transform.strip() if args.transform else None
     if kind == "parquet" and args.target_file_size:
         raise SinkError("--target-file-size applies to --sink delta or iceberg; Spark's file sink writes a file "
@@ -98,24 +92,28 @@ def sink_config(args: argparse.Namespace) -> SinkConfig:
                             ("--warehouse", args.warehouse)):
             if value:
                 raise SinkError(f"{flag} applies to --sink iceberg only")
+    fields: dict[str, Any] = {"kind": kind, "partition_by": partition_by, "--target-file-size": size,
+                              "transform": transform}
     if kind == "parquet":
         if args.table:
             raise SinkError("--table applies to --sink delta or iceberg; the parquet sink writes to --output")
         if not output:
             raise SinkError("--sink parquet needs --output, the folder the Parquet files go to")
-        return SinkConfig("parquet", partition_by, output=output, transform=transform)
-    if kind == "delta":
+        fields.update(output=output)
+        fields.pop("--target-file-size")
+    elif kind == "delta":
         if not (args.table or output):
             raise SinkError("--sink delta needs --table (or --output): the table's location")
         flag = "--table" if args.table else "--output"
-        table = Location.parse(args.table or output, flag, endpoint, region)
-        return SinkConfig("delta", partition_by, table=table, target_file_size=target, transform=transform,
-                          table_flag=flag)
-    # iceberg
-    name = iceberg_table_name(args.table, args.catalog)
-    catalog = catalog_config(args.catalog, args.catalog_uri, args.warehouse, output, endpoint, region)
-    return SinkConfig("iceberg", partition_by, table_name=name, catalog=catalog, target_file_size=target,
-                      transform=transform)
+        fields.update(table=_location(args.table or output, flag, endpoint), table_flag=flag)
+    else:
+        fields.update(table_name=iceberg_table_name(args.table, args.catalog),
+                      catalog=catalog_config(args.catalog, args.catalog_uri, args.warehouse, output, endpoint))
+    try:
+        return SinkConfig.model_validate(fields)
+    except ValidationError as e:
+        raise SinkError(one_line(e, lambda loc: str(loc[0]) if str(loc[0]).startswith("--") else f"--{loc[0]}")) \
+            from None
 
 
 def iceberg_table_name(text: str | None, catalog: str | None) -> str:
@@ -132,7 +130,7 @@ def iceberg_table_name(text: str | None, catalog: str | None) -> str:
 
 
 def catalog_config(kind: str | None, uri: str | None, warehouse: str | None, output: str | None,
-                   endpoint_url: str | None, region: str | None, creates_tables: bool = True) -> CatalogConfig:
+                   endpoint: Endpoint = Endpoint(), creates_tables: bool = True) -> CatalogConfig:
     """The Iceberg catalog. A job may create its table, so it needs a warehouse for the sql catalog;
     compact-table only opens existing tables."""
     kind = kind or "glue"
@@ -144,15 +142,20 @@ def catalog_config(kind: str | None, uri: str | None, warehouse: str | None, out
     if kind == "sql" and creates_tables and not text:
         raise SinkError("--catalog sql needs --warehouse (or --output): where new tables are created")
     flag = "--warehouse" if warehouse else "--output"
-    location = Location.parse(text, flag, endpoint_url, region) if text else None
-    return CatalogConfig(kind, uri, location, flag)
+    location = _location(text, flag, endpoint) if text else None
+    return CatalogConfig(kind=kind, uri=uri, warehouse=location, warehouse_flag=flag)
 
 
 def target_file_size(text: str) -> int:
+    """A --target-file-size value in bytes, for tools that take the flag alone (compact-table)."""
     try:
-        n = parse_size_bytes(text)
-    except ValueError:
-        raise SinkError(f"--target-file-size {text!r} is not a size; write e.g. 128m, 512m or 1g") from None
-    if not MIN_TARGET_FILE_SIZE <= n <= MAX_TARGET_FILE_SIZE:
-        raise SinkError(f"--target-file-size {text!r} is out of range; allowed: 1k to 2g")
-    return n
+        return SinkConfig.model_validate({"kind": "delta", "--target-file-size": text}).target_file_size
+    except ValidationError as e:
+        raise SinkError(one_line(e, lambda loc: "--target-file-size")) from None
+
+
+def _location(text: str, flag: str, endpoint: Endpoint) -> Location:
+    try:
+        return Location.parse(text, flag, endpoint)
+    except UsageError as e:
+        raise SinkError(str(e)) from None

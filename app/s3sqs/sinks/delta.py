@@ -17,8 +17,9 @@ from deltalake import CommitProperties, DeltaTable, Schema, Transaction
 from deltalake.exceptions import TableNotFoundError
 from deltalake.transaction import AddAction
 
-from .layout import FileSizes, SinkError, TableFile, WrittenFile, plan_compaction
+from .compaction import FileSizes, TableFile, plan_compaction
 from .location import Location
+from .target import SinkError, WrittenFile
 
 log = logging.getLogger("s3sqs.sinks")
 
@@ -60,7 +61,7 @@ class DeltaTarget:
                               storage_options=self.location.delta_storage_options())
             log.info("created Delta table %s (partitioned by %s)", self.location.uri, list(self.partition_by))
             return
-        check_schema(self.location.uri, dt.schema().to_json(), Schema.from_arrow(schema).to_json())
+        check_columns(self.location.uri, dt.schema().to_json(), Schema.from_arrow(schema).to_json())
         have = tuple(dt.metadata().partition_columns)
         if have != self.partition_by:
             raise SinkError(f"Delta table {self.location.uri} is partitioned by {list(have)}, but --partition-by "
@@ -129,7 +130,7 @@ def add_action(f: WrittenFile) -> AddAction:
                      True, f.stats)
 
 
-def check_schema(where: str, table_json: str, ours_json: str) -> None:
+def check_columns(where: str, table_json: str, ours_json: str) -> None:
     """Names and types must match (nullability may differ)."""
     have = _columns(table_json)
     want = _columns(ours_json)

@@ -23,10 +23,12 @@ from pyiceberg.expressions import AlwaysTrue
 from pyiceberg.io.pyarrow import ArrowScan, parquet_file_to_data_file, pyarrow_to_schema
 from pyiceberg.table import Table
 
+from ..core.endpoint import Endpoint
+from .compaction import FileSizes, TableFile, plan_compaction
 from .config import CatalogConfig
-from .layout import (FileSizes, SinkError, TableFile, WrittenFile, partition_path, partition_string,
-                     plan_compaction)
 from .location import Location, iceberg_s3_properties
+from .paths import partition_path, partition_string
+from .target import SinkError, WrittenFile
 
 log = logging.getLogger("s3sqs.sinks")
 MARKER_PREFIX = "s3sqs.last-batch."
@@ -35,19 +37,19 @@ CATALOG_NAME = "s3sqs"
 COMPACT_COMMIT_ATTEMPTS = 10
 
 
-def open_catalog(cfg: CatalogConfig, endpoint_url: str | None = None, region: str | None = None) -> Catalog:
+def open_catalog(cfg: CatalogConfig, endpoint: Endpoint = Endpoint()) -> Catalog:
     props: dict[str, str] = {}
     if cfg.kind == "sql":
         props.update(type="sql", uri=cfg.uri)
     else:
         props["type"] = "glue"
-        if region:
-            props["glue.region"] = region
-        if endpoint_url:
-            props["glue.endpoint"] = endpoint_url
+        if endpoint.region:
+            props["glue.region"] = endpoint.region
+        if endpoint.url:
+            props["glue.endpoint"] = endpoint.url
     if cfg.warehouse is not None:
         props["warehouse"] = iceberg_uri(cfg.warehouse.uri)
-    props.update(iceberg_s3_properties(endpoint_url, region))
+    props.update(iceberg_s3_properties(endpoint))
     # The SQL catalog keeps tables per catalog name: every tool here opens it under the same one.
     return load_catalog(CATALOG_NAME, **props)
 
@@ -57,20 +59,19 @@ def iceberg_uri(uri: str) -> str:
     return uri if "://" in uri else f"file://{uri}"
 
 
-def location_of(uri: str, endpoint_url: str | None, region: str | None) -> Location:
-    return Location.parse(urlparse(uri).path if uri.startswith("file:") else uri, "the table location",
-                          endpoint_url, region)
+def location_of(uri: str, endpoint: Endpoint) -> Location:
+    return Location.parse(urlparse(uri).path if uri.startswith("file:") else uri, "the table location", endpoint)
 
 
 class IcebergTarget:
     def __init__(self, catalog: Catalog, name: str, partition_by: tuple[str, ...] = (),
-                 warehouse: Location | None = None, endpoint_url: str | None = None, region: str | None = None):
+                 warehouse: Location | None = None, endpoint: Endpoint = Endpoint()):
         self.catalog = catalog
         self.name = name
         self.namespace, self.table_name = name.rsplit(".", 1)
         self.partition_by = tuple(partition_by)
         self.warehouse = warehouse
-        self.endpoint_url, self.region = endpoint_url, region
+        self.endpoint = endpoint
         self._table: Table | None = None
 
     # --- table ---
@@ -91,7 +92,7 @@ class IcebergTarget:
         except (NoSuchTableError, NoSuchNamespaceError):
             self._create(schema)
             return
-        check_schema(self.name, table, schema)
+        check_columns(self.name, table, schema)
         fields = [(table.schema().find_column_name(f.source_id), str(f.transform)) for f in table.spec().fields]
         if fields != [(c, "identity") for c in self.partition_by]:
             have = ", ".join(f"{t}({c})" for c, t in fields) or "nothing"
@@ -116,7 +117,7 @@ class IcebergTarget:
 
     @property
     def write_location(self) -> Location:
-        return location_of(self.table().location(), self.endpoint_url, self.region).child("data")
+        return location_of(self.table().location(), self.endpoint).child("data")
 
     # --- exactly-once commits ---
     def committed_batch(self, query_id: str, table: Table | None = None) -> int:
@@ -218,7 +219,7 @@ def last_committed_batch(properties: dict[str, str], summaries: list[dict[str, s
     return max(batches)
 
 
-def check_schema(name: str, table: Table, schema: pa.Schema) -> None:
+def check_columns(name: str, table: Table, schema: pa.Schema) -> None:
     have = [f.name for f in table.schema().fields]
     if have != schema.names:
         raise SinkError(f"Iceberg table {name} has columns {have}, but the output has {schema.names}; make "

@@ -8,8 +8,8 @@ from urllib.parse import urlparse
 
 import pyarrow.fs as pafs
 
-from ..objects import Endpoint, s3_filesystem
-from .layout import SinkError
+from ..core.endpoint import Endpoint, s3_filesystem
+from ..core.errors import UsageError
 
 S3_MAX_ATTEMPTS = 10
 
@@ -17,25 +17,24 @@ S3_MAX_ATTEMPTS = 10
 @dataclass(frozen=True)
 class Location:
     uri: str                       # "s3://bucket/prefix" or an absolute local path, no trailing "/"
-    endpoint_url: str | None = None
-    region: str | None = None
+    endpoint: Endpoint = Endpoint()
 
     @classmethod
-    def parse(cls, text: str, flag: str, endpoint_url: str | None = None, region: str | None = None) -> "Location":
+    def parse(cls, text: str, flag: str, endpoint: Endpoint = Endpoint()) -> "Location":
         text = (text or "").strip()
         if not text:
-            raise SinkError(f"{flag} is empty; give a local path or an s3://bucket/prefix URI")
+            raise UsageError(f"{flag} is empty; give a local path or an s3://bucket/prefix URI")
         if text.startswith("file://"):
             text = urlparse(text).path
         if text.startswith("s3://"):
             p = urlparse(text)
             if not p.netloc:
-                raise SinkError(f"{flag} {text!r} has no bucket; write s3://bucket/prefix")
-            return cls(f"s3://{p.netloc}/{p.path.strip('/')}".rstrip("/"), endpoint_url, region)
+                raise UsageError(f"{flag} {text!r} has no bucket; write s3://bucket/prefix")
+            return cls(f"s3://{p.netloc}/{p.path.strip('/')}".rstrip("/"), endpoint)
         if "://" in text:
-            raise SinkError(f"{flag} {text!r}: only local paths and s3:// URIs are supported "
+            raise UsageError(f"{flag} {text!r}: only local paths and s3:// URIs are supported "
                             "(s3a:// and s3n:// are Hadoop's names for the same thing: write s3://)")
-        return cls(os.path.abspath(text).rstrip("/") or "/", endpoint_url, region)
+        return cls(os.path.abspath(text).rstrip("/") or "/", endpoint)
 
     @property
     def is_s3(self) -> bool:
@@ -45,7 +44,7 @@ class Location:
         return "/".join([self.uri, *(p.strip("/") for p in parts if p)])
 
     def child(self, *parts: str) -> "Location":
-        return Location(self.join(*parts), self.endpoint_url, self.region)
+        return Location(self.join(*parts), self.endpoint)
 
     # --- pyarrow (executors and compaction) ---
     def filesystem(self) -> tuple[pafs.FileSystem, str]:
@@ -53,8 +52,7 @@ class Location:
         since a failed write costs the whole batch's write."""
         if not self.is_s3:
             return pafs.LocalFileSystem(), self.uri
-        endpoint = Endpoint(self.endpoint_url, self.region, max_attempts=S3_MAX_ATTEMPTS)
-        return s3_filesystem(endpoint), self.uri.removeprefix("s3://")
+        return s3_filesystem(self.endpoint.with_attempts(S3_MAX_ATTEMPTS)), self.uri.removeprefix("s3://")
 
     # --- delta-rs ---
     def delta_storage_options(self) -> dict[str, str] | None:
@@ -63,19 +61,19 @@ class Location:
         # S3 supports conditional writes: a commit file is created only if absent, so the stream and
         # compact-table can commit concurrently without a DynamoDB lock table.
         opts = {"aws_conditional_put": "etag"}
-        if self.region:
-            opts["AWS_REGION"] = self.region
-        if self.endpoint_url:
-            opts["AWS_ENDPOINT_URL"] = self.endpoint_url
-            opts["AWS_ALLOW_HTTP"] = "true" if self.endpoint_url.startswith("http://") else "false"
+        if self.endpoint.region:
+            opts["AWS_REGION"] = self.endpoint.region
+        if self.endpoint.url:
+            opts["AWS_ENDPOINT_URL"] = self.endpoint.url
+            opts["AWS_ALLOW_HTTP"] = "true" if self.endpoint.plain_http else "false"
         return opts
 
 
 # --- pyiceberg FileIO ---
-def iceberg_s3_properties(endpoint_url: str | None, region: str | None) -> dict[str, str]:
+def iceberg_s3_properties(endpoint: Endpoint) -> dict[str, str]:
     props = {}
-    if region:
-        props["s3.region"] = region
-    if endpoint_url:
-        props["s3.endpoint"] = endpoint_url
+    if endpoint.region:
+        props["s3.region"] = endpoint.region
+    if endpoint.url:
+        props["s3.endpoint"] = endpoint.url
     return props

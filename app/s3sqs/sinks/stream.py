@@ -18,10 +18,11 @@ import shutil
 import tempfile
 import uuid
 
-from ..preflight import check_partition_columns as check_output_columns
+from ..core.endpoint import Endpoint
 from .config import SinkConfig
-from .files import FORMAT_NAME, TableFilesDataSource, WriteSpec, read_handoff
-from .layout import SinkError, WrittenFile, check_partition_columns, table_arrow_schema
+from .table_files import FORMAT_NAME, TableFilesDataSource, WriteSpec, read_handoff
+from .table_schema import check_partitioning, table_arrow_schema
+from .target import SinkError, TableTarget, WrittenFile
 from .transform import apply_transform, load_transform
 
 log = logging.getLogger("s3sqs.sinks")
@@ -30,39 +31,41 @@ log = logging.getLogger("s3sqs.sinks")
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
 
 
-def sink_writer(df, cfg: SinkConfig, endpoint_url: str | None, region: str | None):
+def sink_writer(df, cfg: SinkConfig, endpoint: Endpoint):
     """Apply --transform, then set up the writer into the chosen sink. Errors in the transform, the
     partition columns or an existing table's schema surface here, before the stream starts."""
     if cfg.transform:
         df = apply_transform(load_transform(cfg.transform), df, cfg.transform)
     if cfg.kind == "parquet":
-        check_output_columns(list(cfg.partition_by), df.columns)
+        missing = [c for c in cfg.partition_by if c not in df.columns]
+        if missing:
+            raise SinkError(f"--partition-by {','.join(missing)}: not in the output (its columns: "
+                            f"{', '.join(df.columns)})")
         writer = df.writeStream.format("parquet").option("path", cfg.output)
         return writer.partitionBy(*cfg.partition_by) if cfg.partition_by else writer
-    check_partition_columns(df.schema, cfg.partition_by)
-    target = open_target(cfg, endpoint_url, region)
+    check_partitioning(df.schema, cfg.partition_by)
+    target = open_target(cfg, endpoint)
     target.ensure(table_arrow_schema(df.schema, cfg.kind))
     df.sparkSession.dataSource.register(TableFilesDataSource)
-    return df.writeStream.foreachBatch(TableSink(target, cfg, endpoint_url, region))
+    return df.writeStream.foreachBatch(TableSink(target, cfg, endpoint))
 
 
-def open_target(cfg: SinkConfig, endpoint_url: str | None, region: str | None):
+def open_target(cfg: SinkConfig, endpoint: Endpoint) -> TableTarget:
     if cfg.kind == "delta":
         from .delta import DeltaTarget
         return DeltaTarget(cfg.table, cfg.partition_by)
     if cfg.kind == "iceberg":
         from .iceberg import IcebergTarget, open_catalog
-        return IcebergTarget(open_catalog(cfg.catalog, endpoint_url, region), cfg.table_name, cfg.partition_by,
-                             cfg.catalog.warehouse, endpoint_url, region)
+        return IcebergTarget(open_catalog(cfg.catalog, endpoint), cfg.table_name, cfg.partition_by,
+                             cfg.catalog.warehouse, endpoint)
     raise SinkError(f"--sink {cfg.kind} is not a table format")
 
 
 class TableSink:
     """foreachBatch function of the Delta and Iceberg sinks."""
 
-    def __init__(self, target, cfg: SinkConfig, endpoint_url: str | None, region: str | None):
-        self.target, self.cfg = target, cfg
-        self.endpoint_url, self.region = endpoint_url, region
+    def __init__(self, target: TableTarget, cfg: SinkConfig, endpoint: Endpoint):
+        self.target, self.cfg, self.endpoint = target, cfg, endpoint
         self.handoff_dir = tempfile.mkdtemp(prefix="s3sqs-sink-")
         atexit.register(shutil.rmtree, self.handoff_dir, True)
 
@@ -93,7 +96,7 @@ class TableSink:
             partition_by=self.cfg.partition_by, target_file_size=self.cfg.target_file_size, batch_id=batch_id,
             write_id=uuid.uuid4().hex[:12],
             handoff=os.path.join(self.handoff_dir, f"batch-{batch_id}.json"),
-            endpoint_url=self.endpoint_url, region=self.region)
+            endpoint_url=self.endpoint.url, region=self.endpoint.region)
         rows = batch_df.hint("rebalance", *self.cfg.partition_by)
         rows.write.format(FORMAT_NAME).mode("append").option("spec", spec.to_option()).save()
         try:

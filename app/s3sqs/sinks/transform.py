@@ -14,7 +14,7 @@ import re
 import sys
 from typing import Callable
 
-from .layout import SinkError
+from .target import SinkError
 
 FLAG = "--transform"
 _SPEC_RE = re.compile(r"^([A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*):([A-Za-z_][A-Za-z0-9_]*)$")

@@ -1,0 +1,289 @@
+"""Every option of the s3-sqs source, parsed and validated in one place, before any AWS call.
+
+Names follow the original connector without its `spark.s3conn.` prefix; the prefixed forms are
+accepted too, and all names are matched case-insensitively (Spark lower-cases them anyway). An unknown
+name fails with the nearest valid one; a wrong value with the option's name, what it must be and what
+it got (config/fields.py).
+
+To add an option: a field below (its alias is the option's name), and a row in README's options table.
+"""
+from __future__ import annotations
+
+import ipaddress
+import os
+import re
+from typing import Any
+from urllib.parse import urlparse
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from ..core.endpoint import Endpoint
+from ..core.errors import UsageError
+from ..core.names import closest
+from ..core.vocabulary import BadFileAction, FileFormat, Mode
+from .fields import Bool, Choice, Duration, Int, Number, Size, Text, blank_to_none, one_line
+
+LEGACY_PREFIX = "spark.s3conn."
+# Reader options handed to the file reader, by format (canonical spelling).
+READER_OPTIONS = {
+    FileFormat.CSV: ("header", "delimiter", "sep", "quote", "escape", "nullValue", "encoding", "mode"),
+    FileFormat.JSON: ("mode",),
+    FileFormat.PARQUET: (),
+}
+# Accepted for compatibility with the original connector, where they had a meaning; not offered as hints.
+COMPAT_OPTIONS = ("queueType",)
+# Where the job keeps the source's file index and quarantined files, under its checkpoint.
+STATE_DIR, QUARANTINE_DIR = "source-state", "quarantine"
+
+_HINTS = {
+    "fileFormat": f"one of {', '.join(f.value for f in FileFormat)}",
+    "stateLocation": ("give the source a durable place for its file index, e.g. .option('stateLocation', "
+                      "'s3://my-checkpoints/my-query/source-state'); the job's --checkpoint sets it for you"),
+}
+
+
+class OptionError(UsageError):
+    """An option is unknown, missing or invalid; the message names it and says how to fix it."""
+
+
+class SourceOptions(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    file_format: Choice(FileFormat) = Field(alias="fileFormat")
+    queue_url: Text = Field(alias="queueUrl")
+    queue_region: Text | None = Field(None, alias="queueRegion")
+    state_location: Text = Field(alias="stateLocation")
+    max_files_per_trigger: Int(-1) | None = Field(100, alias="maxFilesPerTrigger")  # None: unlimited
+    max_bytes_per_trigger: Size | None = Field(None, alias="maxBytesPerTrigger")
+    max_file_age_seconds: Duration() = Field(15 * 86400, alias="maxFileAge")
+    path_glob_filter: Text | None = Field(None, alias="pathGlobFilter")
+    base_path: Text | None = Field(None, alias="basePath")
+    partition_columns: tuple[str, ...] = Field((), alias="partitionColumns")
+    queue_fetch_wait_timeout_seconds: Number(0) | None = Field(None, alias="queueFetchWaitTimeoutSeconds")
+    long_poll_wait_seconds: Int(0, 20) = Field(10, alias="sqs.longPollingWaitTimeSeconds")
+    max_concurrency: Int(1, 1000) = Field(50, alias="sqs.maxConcurrency")
+    max_retries: Int(0, 100) = Field(10, alias="sqs.maxRetries")
+    visibility_timeout_seconds: Int(1, 43200) = Field(60, alias="sqs.visibilityTimeoutSeconds")
+    keep_message_for_consumer_error: Bool = Field(False, alias="sqs.keepMessageForConsumerError")
+    reprocess_start_batch_id: Int(0) | None = Field(None, alias="reprocessStartBatchId")
+    reprocess_end_batch_id: Int(0) | None = Field(None, alias="reprocessEndBatchId")
+    reprocess_dry_run: Bool = Field(False, alias="reprocessDryRun")
+    endpoint_url: Text | None = Field(None, alias="endpointUrl")
+    allow_overwrites: Bool = Field(False, alias="allowOverwrites")
+    max_partition_bytes: Size = Field(128 << 20, alias="maxPartitionBytes")
+    min_partitions: Int(1, 100_000) | None = Field(None, alias="minPartitions")  # None: the driver's cores
+    quarantine_location: Text = Field(alias="quarantineLocation")  # default STATELOCATION/quarantine
+    on_bad_file: Choice(BadFileAction) = Field(BadFileAction.QUARANTINE, alias="onBadFile")
+    rescued_data_column: Text = Field("_rescued_data", alias="rescuedDataColumn")
+    include_existing_files: Bool = Field(False, alias="includeExistingFiles")
+    backfill_interval_seconds: Duration() | None = Field(None, alias="backfillInterval")
+    queue_type: Text | None = Field(None, alias="queueType")
+    mode: Choice(Mode, fold=str.upper) = Mode.PERMISSIVE
+    reader_options: dict = Field(default_factory=dict)
+
+    # -- single values --
+    @field_validator("partition_columns", mode="before")
+    @classmethod
+    def _columns(cls, v: Any) -> tuple[str, ...]:
+        return tuple(c.strip() for c in str(v).split(",") if c.strip()) if isinstance(v, str) else tuple(v)
+
+    @field_validator("queue_url")
+    @classmethod
+    def _queue_url(cls, url: str) -> str:
+        p = urlparse(url)
+        if p.scheme not in ("http", "https") or not p.netloc or len([s for s in p.path.split("/") if s]) != 2:
+            raise ValueError("must be an SQS queue URL like https://sqs.us-east-1.amazonaws.com/123456789012/"
+                             f"my-queue, got {url!r}")
+        return url
+
+    @field_validator("state_location", "quarantine_location")
+    @classmethod
+    def _location(cls, v: str) -> str:
+        return v.rstrip("/")
+
+    @field_validator("queue_type")
+    @classmethod
+    def _queue_type(cls, v: str | None) -> str | None:
+        if v is not None and v.upper() != "SQS":
+            raise ValueError(f"must be SQS (the only queue type), got {v!r}")
+        return v
+
+    @field_validator("max_files_per_trigger")
+    @classmethod
+    def _max_files(cls, n: int | None) -> int | None:
+        if n == 0:
+            raise ValueError("must be a positive number of files, or -1 for unlimited; got 0")
+        return None if n == -1 else n
+
+    @field_validator("endpoint_url")
+    @classmethod
+    def _endpoint(cls, url: str | None) -> str | None:
+        return None if url is None else check_endpoint(url)
+
+    @field_validator("base_path")
+    @classmethod
+    def _base_path(cls, path: str | None) -> str | None:
+        if path is None:
+            return None
+        # file:// is for local files, as tests and benchmarks use them.
+        if not (path.startswith("s3://") and len(path) > 5) and not (path.startswith("file:///") and len(path) > 8):
+            raise ValueError(f"must be an s3:// URI like s3://bucket/data/, got {path!r}")
+        return path.rstrip("/") + "/"
+
+    # -- options that depend on each other --
+    @model_validator(mode="before")
+    @classmethod
+    def _defaults(cls, values: dict) -> dict:
+        """Defaults that come from other options: the region from the queue URL, the quarantine beside the state."""
+        values = dict(values)
+        if values.get("queueRegion") is None and isinstance(values.get("queueUrl"), str):
+            values["queueRegion"] = region_from_queue_url(values["queueUrl"])
+        if values.get("quarantineLocation") is None and isinstance(values.get("stateLocation"), str):
+            values["quarantineLocation"] = values["stateLocation"].strip().rstrip("/") + "/" + QUARANTINE_DIR
+        return values
+
+    @model_validator(mode="after")
+    def _together(self) -> "SourceOptions":
+        start, end = self.reprocess_start_batch_id, self.reprocess_end_batch_id
+        if (start is None) != (end is None):
+            raise ValueError("options 'reprocessStartBatchId' and 'reprocessEndBatchId' must be given together")
+        if start is not None and end < start:
+            raise ValueError(f"option 'reprocessEndBatchId' ({end}) is before 'reprocessStartBatchId' ({start})")
+        if (self.include_existing_files or self.backfill_interval_seconds) and not self.base_path:
+            name = "includeExistingFiles" if self.include_existing_files else "backfillInterval"
+            raise ValueError(f"option '{name}' lists the files under basePath; set basePath to the prefix to list, "
+                             "e.g. .option('basePath', 's3://my-bucket/landing/')")
+        return self
+
+    # -- derived --
+    @property
+    def reprocessing(self) -> bool:
+        return self.reprocess_start_batch_id is not None
+
+    @property
+    def endpoint(self) -> Endpoint:
+        return Endpoint(self.endpoint_url, self.queue_region, self.max_retries + 1)
+
+    @property
+    def fetch_wait_seconds(self) -> float:
+        """How long the first batch waits for the queue to run dry: 2 long polls unless set."""
+        t = self.queue_fetch_wait_timeout_seconds
+        return 2 * self.long_poll_wait_seconds if t is None else t
+
+
+_FIELDS_BY_OPTION = {f.alias or name: name for name, f in SourceOptions.model_fields.items()}
+SOURCE_OPTIONS = tuple(a for a in _FIELDS_BY_OPTION if a not in ("mode", "reader_options", *COMPAT_OPTIONS))
+
+
+def parse_options(raw: dict[str, str]) -> SourceOptions:
+    """Build SourceOptions from Spark's string options, or raise OptionError naming the culprit."""
+    opts = _normalise(raw)
+    if "path" in opts:
+        raise OptionError("the s3-sqs source takes no path: the files come from the queue. Call .load() "
+                          "without an argument, and use pathGlobFilter or basePath to narrow what is read")
+    fmt_guess = str(opts.get("fileformat") or "").strip().lower()
+    known = {n.lower(): n for n in SOURCE_OPTIONS + COMPAT_OPTIONS}
+    reader_known = {n.lower(): n for names in READER_OPTIONS.values() for n in names}
+    values: dict[str, Any] = {}
+    reader: dict[str, str] = {}
+    for key, value in opts.items():
+        if key in known:
+            values[known[key]] = value
+            continue
+        if key not in reader_known:
+            shown = next((k for k in raw if k.lower().endswith(key)), key)  # as the user spelled it
+            raise OptionError(_unknown_message(shown, list(SOURCE_OPTIONS) + list(reader_known.values())))
+        allowed = READER_OPTIONS.get(fmt_guess, ())
+        if reader_known[key] not in allowed:
+            raise OptionError(f"option '{reader_known[key]}' does not apply to fileFormat {fmt_guess or '(unset)'}; "
+                              f"reader options for that format: {', '.join(allowed) or 'none'}")
+        reader[reader_known[key]] = value
+    if "mode" in reader:
+        values["mode"] = reader.pop("mode")
+    try:
+        values["reader_options"] = _reader_options(reader)
+        return SourceOptions.model_validate(blank_to_none(values))
+    except ValidationError as e:
+        raise OptionError(one_line(e, lambda loc: f"option '{loc[0]}'", _HINTS)) from None
+
+
+def _reader_options(reader: dict[str, str]) -> dict:
+    from .fields import parse_bool
+
+    if "sep" in reader:
+        reader.setdefault("delimiter", reader.pop("sep"))
+    if "header" in reader:
+        try:
+            reader["header"] = parse_bool(reader["header"])
+        except ValueError as e:
+            raise OptionError(f"option 'header' {e}") from None
+    for k in ("delimiter", "quote", "escape"):
+        if k in reader and len(reader[k]) != 1:
+            raise OptionError(f"option '{k}' must be a single character, got {reader[k]!r}")
+    return reader
+
+
+def job_source_options(fmt: str, queue_url: str, checkpoint: str, options: dict[str, str],
+                       region: str | None = None, endpoint_url: str | None = None,
+                       state_location: str | None = None) -> dict[str, str]:
+    """The source options the job builds from its flags: its own first, then --option, which win.
+    One owner, so that what submit-job checks is what the job runs."""
+    base = checkpoint.rstrip("/")
+    raw = {"fileFormat": fmt, "queueUrl": queue_url, "stateLocation": state_location or f"{base}/{STATE_DIR}",
+           "quarantineLocation": f"{base}/{QUARANTINE_DIR}"}
+    if endpoint_url:
+        raw["endpointUrl"] = endpoint_url
+    if region:
+        raw["queueRegion"] = region
+    raw.update(options)
+    return raw
+
+
+def region_from_queue_url(url: str) -> str | None:
+    """`https://sqs.eu-west-1.amazonaws.com/...` -> eu-west-1; None for endpoints without one."""
+    m = re.match(r"^sqs[.-]([a-z]{2}(?:-[a-z]+)+-\d)\.", urlparse(url).hostname or "")
+    return m.group(1) if m else None
+
+
+def queue_name(queue_url: str) -> str:
+    """`https://sqs.eu-west-1.amazonaws.com/123456789012/orders` -> `orders`."""
+    return urlparse(queue_url).path.rstrip("/").rsplit("/", 1)[-1]
+
+
+def check_endpoint(url: str) -> str:
+    """Plain http:// would send signed requests and object data in clear text, so it is only accepted for a
+    loopback or private-network address (a local stand-in, an on-premises store), or when
+    S3SQS_ALLOW_HTTP_ENDPOINT=1 says so. Host names are not resolved: no lookup before the query starts."""
+    p = urlparse(url)
+    if p.scheme not in ("http", "https") or not p.netloc:
+        raise ValueError(f"must be an http(s) URL like http://127.0.0.1:5000, got {url!r}")
+    if p.scheme == "http" and os.environ.get("S3SQS_ALLOW_HTTP_ENDPOINT") != "1":
+        host = p.hostname or ""
+        try:
+            ip = ipaddress.ip_address(host)
+            local = ip.is_loopback or ip.is_private
+        except ValueError:
+            local = host == "localhost" or host.endswith(".localhost")
+        if not local:
+            raise ValueError(f"{url!r} uses plain http:// to {host!r}, which is neither loopback nor a private "
+                             "address; use https://, or set S3SQS_ALLOW_HTTP_ENDPOINT=1 in the environment to allow it")
+    return url
+
+
+def _normalise(raw: dict[str, str]) -> dict[str, str]:
+    out: dict[str, str] = {}
+    for k, v in raw.items():
+        key = k.lower()
+        if key.startswith(LEGACY_PREFIX):
+            key = key[len(LEGACY_PREFIX):]
+        key = key.replace("sqs..", "sqs.")  # the original documented `spark.s3conn..sqs.` in places
+        if key in out and out[key] != v:
+            raise OptionError(f"option '{k}' is given twice with different values ({out[key]!r} and {v!r})")
+        out[key] = v
+    return out
+
+
+def _unknown_message(key: str, valid: list[str]) -> str:
+    near = closest(key, valid)
+    hint = f"; did you mean '{near}'?" if near else f"; valid options: {', '.join(sorted(valid))}"
+    return f"unknown option '{key}' for format s3-sqs{hint}"

@@ -1,0 +1,90 @@
+"""The one record of a file, from the message that announces it to the task that reads it, and its keys.
+
+Events parse into an `S3File`; the index stores it (`to_json`), numbered with its sequence number; the
+planner packs it into partitions; the reader opens it. A file is known by its dedup key: bucket+key, plus
+its eTag or version when overwrites count as new files, or plus a reprocess marker when a reprocess run
+re-queues it. `dedup_key`, `reprocess_key` and `key_base` are the only code that spells that key.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, replace
+from datetime import datetime
+
+from .units import from_ms
+
+# Separates a dedup key's object part (bucket/key) from its variant (eTag, version or reprocess marker).
+_VARIANT = "\x00"
+LISTED = "Listing"  # the event name of a file the backfill found by listing, not through a message
+# A null partition value in a Hive-style folder name, as Hive and Spark write it.
+NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
+
+
+@dataclass(frozen=True)
+class S3File:
+    bucket: str
+    key: str
+    size: int | None = None
+    etag: str | None = None
+    version_id: str | None = None
+    event_ms: int | None = None      # when the object was created, as the event says (ms since the epoch)
+    event_name: str | None = None    # "ObjectCreated:Put", ...; LISTED for a file found by listing
+    seq: int = 0                     # its place in the index; 0 until the index numbers it
+    scheme: str = "s3"               # "file" only for local files (tests and benchmarks)
+
+    @property
+    def uri(self) -> str:
+        return f"{self.scheme}://{self.bucket}/{self.key}"
+
+    @property
+    def path(self) -> str:
+        """The path a pyarrow filesystem of this scheme opens."""
+        return f"/{self.key}" if self.scheme == "file" else f"{self.bucket}/{self.key}"
+
+    @property
+    def name(self) -> str:
+        return self.key.rsplit("/", 1)[-1]
+
+    @property
+    def event_time(self) -> datetime | None:
+        return from_ms(self.event_ms)
+
+    @property
+    def listed(self) -> bool:
+        return self.event_name == LISTED
+
+    def numbered(self, seq: int) -> "S3File":
+        return replace(self, seq=seq)
+
+    def to_json(self) -> bytes:
+        # Only what is set: the index holds one of these per file.
+        return json.dumps({k: v for k, v in asdict(self).items() if v is not None and v != _DEFAULTS.get(k)},
+                          separators=(",", ":")).encode()
+
+    @staticmethod
+    def from_json(raw: bytes) -> "S3File":
+        return S3File(**json.loads(raw))
+
+
+_DEFAULTS = {"scheme": "s3"}
+
+
+def dedup_key(f: S3File, allow_overwrites: bool) -> str:
+    """bucket+key; with overwrites allowed, a new eTag (or version) is a new file."""
+    base = f"{f.bucket}/{f.key}"
+    return f"{base}{_VARIANT}{f.version_id or f.etag or ''}" if allow_overwrites else base
+
+
+def reprocess_key(f: S3File, marker: str) -> str:
+    """The key of a file re-queued by a reprocess run: new, so it is planned again, and unique per run."""
+    return f"{f.bucket}/{f.key}{_VARIANT}{marker}"
+
+
+def key_base(key: str) -> str:
+    """The bucket/key part of a dedup key, whatever its variant."""
+    return key.split(_VARIANT, 1)[0]
+
+
+def key_variants_prefix(bucket_key: str) -> str:
+    """What every variant of an object's dedup key starts with."""
+    return bucket_key + _VARIANT

@@ -1,0 +1,63 @@
+"""The words the connector decides with, each defined once: file formats, modes, bad-file actions, what
+becomes of a file and of a message, and a file's status in the state. StrEnums, so they compare equal to
+the strings users type and JSON records hold."""
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class FileFormat(StrEnum):
+    CSV = "csv"
+    JSON = "json"
+    PARQUET = "parquet"
+
+
+class Mode(StrEnum):
+    """What a row that does not fit its schema does (CSV and JSON), with Spark's names."""
+    PERMISSIVE = "PERMISSIVE"
+    DROPMALFORMED = "DROPMALFORMED"
+    FAILFAST = "FAILFAST"
+
+
+class BadFileAction(StrEnum):
+    """What a file that cannot be read does to its batch."""
+    QUARANTINE = "quarantine"
+    FAIL = "fail"
+
+
+class FileOutcome(StrEnum):
+    """What becomes of an announced (or listed) file."""
+    NEW = "new"
+    DUPLICATE = "duplicate"
+    TOO_OLD = "too_old"
+    GLOB_MISMATCH = "glob_mismatch"
+
+
+class MessageFate(StrEnum):
+    """What becomes of a received message."""
+    NEW = "new"                  # announced at least one new file
+    DUPLICATE = "duplicate"      # announced only files already recorded
+    FILTERED = "filtered"        # announced only files filtered out (too old, not matching the glob)
+    UNPARSEABLE = "unparseable"
+    TEST_EVENT = "test_event"    # S3's s3:TestEvent
+    NOT_CREATED = "not_created"  # events other than ObjectCreated
+    NO_RECORDS = "no_records"
+
+
+class FileStatus(StrEnum):
+    """Where a tracked file stands, in the order it moves through them. The last three are problems a
+    committed batch may record for a file (its quarantine record)."""
+    PENDING = "pending"
+    PLANNED = "planned"
+    COMMITTED = "committed"
+    QUARANTINED = "quarantined"
+    MISSING = "missing"
+    MALFORMED_ROWS = "malformed_rows"
+
+
+PROBLEM_STATUSES = (FileStatus.QUARANTINED, FileStatus.MISSING, FileStatus.MALFORMED_ROWS)
+
+
+def names(enum) -> str:
+    """'a, b, c': the values of an enum, for messages."""
+    return ", ".join(m.value for m in enum)

@@ -1,0 +1,63 @@
+"""Is everything announced so far in the sink? The answer `--until-drained` stops on.
+
+It takes three facts, read in this order: the queue is empty (nothing visible, in flight or delayed);
+every file the source recorded is in a logged offset (a message is only deleted once its file is
+durable in the index, so an empty queue means the index has every file); and that offset has its
+commit in Spark's checkpoint. Reading the queue first makes the later reads at least as new.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..config.options import SourceOptions
+from ..core import aws
+from ..planning.queue import QueueClient, sqs_client
+from ..state import quarantine
+from ..state.checkpoint import newest_batch
+from ..state.snapshots import Snapshots, read_status
+from ..state.store import open_store
+
+
+@dataclass(frozen=True)
+class Progress:
+    queued: int              # messages visible, in flight or delayed
+    recorded: int            # files the source has recorded (its last seq)
+    logged: int | None       # end offset of Spark's newest logged batch; None before the first
+    batch_id: int | None     # that batch's id
+    committed: bool          # whether Spark committed that batch
+    depth: dict = field(default_factory=dict)  # the queue's attributes behind `queued` (visible, in flight...)
+    status: dict = field(default_factory=dict)  # the source's durable status behind `recorded` (its counters)
+
+    @property
+    def drained(self) -> bool:
+        return self.queued == 0 and self.recorded == (self.logged or 0) and (self.batch_id is None or self.committed)
+
+    def waiting_for(self) -> str:
+        if self.queued:
+            return f"{self.queued} messages in the queue"
+        if self.recorded != (self.logged or 0):
+            return f"files up to offset {self.recorded} to be planned (logged: {self.logged or 0})"
+        if self.batch_id is not None and not self.committed:
+            return f"batch {self.batch_id} to be committed"
+        return "nothing"
+
+
+class CompletionCheck:
+    """Reads the three facts for one source and checkpoint; clients are made once."""
+
+    def __init__(self, opts: SourceOptions, checkpoint: str):
+        self.queue = QueueClient(sqs_client(opts.endpoint, 1), opts.queue_url, opts.visibility_timeout_seconds, 1)
+        s3 = aws.lazy_client("s3", opts.endpoint)
+        self.state = Snapshots(open_store(opts.state_location, s3))
+        self.checkpoint = open_store(checkpoint, s3)
+        self.quarantine = open_store(opts.quarantine_location, s3)
+
+    def __call__(self) -> Progress:
+        depth = self.queue.depth()
+        status = read_status(self.state)
+        batch, logged, committed = newest_batch(self.checkpoint)
+        return Progress(sum(depth.values()), status["last_seq"], logged, batch, committed, depth, status)
+
+    def problems(self, batch_end: int) -> dict[str, int]:
+        """Files quarantined or missing, and malformed rows, in the batch ending at `batch_end` (FileStatus keys)."""
+        return quarantine.tally(quarantine.read_records(self.quarantine, batch_end))

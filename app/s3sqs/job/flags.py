@@ -1,0 +1,171 @@
+"""The job's flags, defined once. app/job.py parses them; submit-job offers the ones marked `submit` with the
+same names, types and help, and builds the job's command line from them (`job_argv`), so what submit-job
+checks is what the job runs.
+
+Every value is checked here, before Spark starts: a duration by the one duration grammar (core.units), a
+KEY=VALUE by its shape, the sink flags by sinks/config.py.
+"""
+from __future__ import annotations
+
+import argparse
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from ..core.units import parse_duration_seconds
+from ..core.vocabulary import FileFormat
+from ..sinks.config import CATALOGS, DEFAULT_TARGET_FILE_SIZE, SINKS
+
+DEFAULT_TRIGGER_INTERVAL = "5 seconds"
+DEFAULT_IDLE_CHECKS = 3
+
+
+def duration_flag(text: str) -> str:
+    """A duration with a unit ('10 seconds', '30s', '2 minutes'), kept as written."""
+    try:
+        if parse_duration_seconds(text, bare_unit=None) <= 0:
+            raise ValueError(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a duration; write e.g. '10 seconds', 30s or 2m") from None
+    return text
+
+
+def key_value(text: str) -> tuple[str, str]:
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise argparse.ArgumentTypeError(f"{text!r} must look like key=value, e.g. maxFilesPerTrigger=500")
+    return key.strip(), value
+
+
+def comma_list(text: str) -> tuple[str, ...]:
+    """"a, b,,c" -> ("a", "b", "c")."""
+    return tuple(item.strip() for item in text.split(",") if item.strip())
+
+
+def at_least_one(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
+    return n
+
+
+@dataclass(frozen=True)
+class Flag:
+    name: str                       # "--format"
+    help: str
+    type: Callable[[str], Any] | None = None
+    switch: bool = False            # takes no value
+    repeat: bool = False            # may be given several times (a list)
+    default: Any = None
+    choices: tuple[str, ...] | None = None
+    required: bool = False          # by the job (submit-job may fill it in from the stack outputs)
+    submit: bool = True             # offered by submit-job with the same meaning
+    metavar: str | None = None
+
+    @property
+    def dest(self) -> str:
+        return self.name.lstrip("-").replace("-", "_")
+
+    def add_to(self, p, required: bool | None = None) -> None:
+        kw: dict[str, Any] = {"help": self.help}
+        if self.switch:
+            kw["action"] = "store_true"
+        else:
+            kw.update(type=self.type, default=[] if self.repeat else self.default, metavar=self.metavar)
+            if self.repeat:
+                kw["action"] = "append"
+            if self.choices:
+                kw["choices"] = self.choices
+            kw["required"] = self.required if required is None else required
+        p.add_argument(self.name, **kw)
+
+
+FORMATS = tuple(f.value for f in FileFormat)
+SOURCE = (
+    Flag("--queue-url", "the consumer's SQS queue URL", required=True, submit=False),
+    Flag("--format", "format of the S3 files", choices=FORMATS, required=True),
+    Flag("--schema", 'schema as a DDL string, e.g. "id LONG, name STRING"', required=True),
+    Flag("--checkpoint", "checkpoint location (local path or s3://)", required=True),
+    Flag("--option", "source option, repeatable (e.g. --option maxFilesPerTrigger=500)", type=key_value,
+         repeat=True, metavar="KEY=VALUE"),
+    Flag("--state-location", "source state location (default: CHECKPOINT/source-state)", submit=False),
+    Flag("--endpoint-url", "S3/SQS-compatible endpoint, e.g. the local stand-in", submit=False),
+    Flag("--region", "AWS region of the queue (default: from the URL or the environment)", submit=False),
+)
+OUTPUT = (
+    Flag("--output", "output location: the Parquet files (--sink parquet), else the default table location "
+                     "(delta) or warehouse (iceberg)"),
+    Flag("--partition-by", "comma-separated output partition columns", type=comma_list, default=(),
+         metavar="C1,C2"),
+    Flag("--sink", "parquet: Spark's file sink into --output (default); delta or iceberg: a table, committed "
+                   "once per micro-batch", choices=SINKS, default="parquet"),
+    Flag("--table", "delta: the table's location (local path or s3://; default --output); iceberg: the catalog "
+                    "table name, namespace.table"),
+    Flag("--transform", "a function DataFrame -> DataFrame applied to the stream before the sink",
+         metavar="MODULE:FUNCTION"),
+    Flag("--target-file-size", f"delta/iceberg: aim each micro-batch's data files at this size (default "
+                               f"{DEFAULT_TARGET_FILE_SIZE})", metavar="SIZE"),
+    Flag("--catalog", "iceberg: glue (the AWS Glue Data Catalog; default) or sql (a SQLAlchemy database, e.g. "
+                      "SQLite for local runs)", choices=CATALOGS, submit=False),
+    Flag("--catalog-uri", "iceberg with --catalog sql: e.g. sqlite:////tmp/catalog.db", metavar="URL",
+         submit=False),
+    Flag("--warehouse", "iceberg: where a new table's folder is created, WAREHOUSE/namespace/table "
+                        "(default --output)", submit=False),
+)
+RUN = (
+    Flag("--trigger-interval", f"micro-batch interval (default: {DEFAULT_TRIGGER_INTERVAL})", type=duration_flag),
+    Flag("--until-drained", "stop once the queue is empty and every planned batch is committed", switch=True),
+    Flag("--idle-checks", f"with --until-drained: consecutive drained checks, 2 s apart, before stopping "
+                          f"(default {DEFAULT_IDLE_CHECKS})", type=at_least_one, default=DEFAULT_IDLE_CHECKS,
+         submit=False),
+    Flag("--name", "query name", default="s3-sqs-ingest", submit=False),
+    Flag("--verbose", "show Spark's own INFO logs (default: warnings only)", switch=True, submit=False),
+    Flag("--debug", "show the traceback of an error", switch=True, submit=False),
+)
+ALL = SOURCE + OUTPUT + RUN
+BY_NAME = {f.name: f for f in ALL}
+
+
+def job_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="job.py", allow_abbrev=False,
+                                description="Stream S3 files announced on SQS into Parquet files or a Delta or "
+                                            "Iceberg table.")
+    for f in SOURCE + RUN:
+        f.add_to(p)
+    g = p.add_argument_group("sink")
+    for f in OUTPUT:
+        f.add_to(g)
+    return p
+
+
+def add_submit_flags(p, filled_in: tuple[str, ...] = ("--checkpoint",)) -> None:
+    """The job's flags that submit-job offers; those in `filled_in` come from the stack outputs when left out."""
+    for f in ALL:
+        if f.submit:
+            f.add_to(p, required=f.required and f.name not in filled_in)
+
+
+def job_argv(values: dict[str, Any]) -> list[str]:
+    """The job's command line for flag values keyed by dest (as argparse gives them); unset ones left out."""
+    argv: list[str] = []
+    for f in ALL:
+        v = values.get(f.dest)
+        if v is None or v is False or v == [] or v == () or (f.default is not None and v == f.default):
+            continue
+        if f.switch:
+            argv.append(f.name)
+        elif f.repeat:
+            for item in v:
+                argv += [f.name, "=".join(item) if isinstance(item, tuple) else str(item)]
+        else:
+            argv += [f.name, ",".join(v) if isinstance(v, tuple) else str(v)]
+    return argv
+
+
+def parse_job_args(argv: list[str]) -> argparse.Namespace:
+    args = job_parser().parse_args(argv)
+    args.options = dict(args.option)
+    args.partition_by = list(args.partition_by)
+    return args

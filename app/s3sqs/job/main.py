@@ -1,0 +1,159 @@
+"""The streaming job: s3-sqs source -> optional transform -> Parquet files, or a Delta or Iceberg table.
+app/job.py runs `main` (it is the EMR Serverless entry point).
+
+Local use:  .venv/bin/spark-submit app/job.py --queue-url URL --format csv --schema "id LONG, name STRING" \
+                --checkpoint /tmp/ck --output /tmp/out --until-drained
+
+Exit codes (core.errors): 0 done (or stopped), 1 the query failed, 2 a flag or option is wrong (found
+before Spark starts).
+"""
+from __future__ import annotations
+
+import argparse
+import logging
+import os
+import sys
+import time
+
+from ..core.errors import EXIT_NOT_DONE, EXIT_USAGE, S3SqsError, UsageError
+from ..core.units import parse_duration_seconds
+from .flags import DEFAULT_TRIGGER_INTERVAL, parse_job_args
+
+log = logging.getLogger("s3sqs.job")
+IDLE_CHECK_SECONDS = 2
+
+
+class QueryFailed(S3SqsError):
+    """The streaming query stopped with an error."""
+
+
+def source_options(args: argparse.Namespace) -> dict[str, str]:
+    from ..config.options import job_source_options
+    return job_source_options(args.format, args.queue_url, args.checkpoint, args.options, args.region,
+                              args.endpoint_url, args.state_location)
+
+
+def preflight(args: argparse.Namespace, raw_options: dict[str, str]):
+    """Everything that can be checked before Spark starts; returns the parsed source options, schema and sink."""
+    from .. import sinks
+    from ..config.ddl import parse_schema
+    from ..config.options import parse_options
+    from . import preflight as pf
+
+    schema = parse_schema(args.schema)
+    if not args.transform:  # a transform may make the partition columns; the sink checks its output
+        pf.check_columns("--partition-by", args.partition_by, schema.names)
+    opts = parse_options(raw_options)
+    pf.check_columns("option partitionColumns", list(opts.partition_columns), schema.names)
+    sink = sinks.check(args)  # the sink flags, and the --transform import
+    pf.check_credentials()
+    pf.check_queue(opts)
+    pf.check_location("--checkpoint", args.checkpoint, opts)
+    if args.state_location:
+        pf.check_location("--state-location", args.state_location, opts)
+    for flag, location in sink.locations():
+        pf.check_location(flag, location, opts)
+    return opts, schema, sink
+
+
+def reprocess_dry_run(opts) -> int:
+    """List the files a reprocess would ingest again, from the durable state, without Spark."""
+    from ..core import aws
+    from ..state.snapshots import Snapshots, private_copy
+    from ..state.store import open_store
+
+    with private_copy(Snapshots(open_store(opts.state_location, aws.lazy_client("s3", opts.endpoint)))) as index:
+        files = index.files_of_batches(opts.reprocess_start_batch_id, opts.reprocess_end_batch_id)
+    for f in files:
+        print(f"{f.seq}\t{f.uri}\t{f.size if f.size is not None else '-'} bytes")
+    print(f"[job] reprocess dry run: batches {opts.reprocess_start_batch_id}..{opts.reprocess_end_batch_id} hold "
+          f"{len(files)} files; run without reprocessDryRun to ingest them again", flush=True)
+    return 0
+
+
+def warm_python_workers(spark) -> None:
+    """Start the executors' Python workers, with the reader's imports, before the query starts: a cold
+    worker costs seconds before it reads its first file, and Spark reuses warm ones. Done first, not
+    alongside the query's start, whose Python runner must connect back within Spark's fixed 10 s."""
+    from .warmup import register_warm_up
+    slots = spark.sparkContext.defaultParallelism
+    # A read of a Python data source, like the stream's, so it starts the same kind of worker.
+    spark.read.format(register_warm_up(spark)).option("partitions", str(slots)).load().collect()
+
+
+def run(args: argparse.Namespace) -> int:
+    raw_options = source_options(args)
+    opts, schema, sink = preflight(args, raw_options)
+    if opts.reprocess_dry_run:
+        return reprocess_dry_run(opts)
+
+    from pyspark.sql import SparkSession
+
+    from .. import sinks
+    from ..planning.source import register
+    from .completion import CompletionCheck
+    from .monitor import BatchMonitor
+
+    builder = SparkSession.builder.appName(args.name)
+    if not args.verbose:
+        builder = builder.config("spark.log.level", "WARN")
+    spark = builder.getOrCreate()
+    register(spark)
+    raw_options.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
+    # The canonical DDL: Spark's reader takes no "name: type" form, which --schema may use.
+    df = spark.readStream.format("s3-sqs").schema(schema.ddl).options(**raw_options).load()
+    interval_ms = int(parse_duration_seconds(args.trigger_interval or DEFAULT_TRIGGER_INTERVAL, None) * 1000)
+    writer = (sinks.writer(df, sink, opts.endpoint)
+              .option("checkpointLocation", args.checkpoint).queryName(args.name)
+              .trigger(processingTime=f"{interval_ms} milliseconds"))
+    warm_python_workers(spark)
+    query = writer.start()
+    print(f"[job] query {args.name} started: {args.queue_url} -> {sink.describe()}", flush=True)
+
+    check = CompletionCheck(opts, args.checkpoint)
+    monitor, idle = BatchMonitor(check, args.queue_url), 0
+    try:
+        while query.isActive:
+            time.sleep(IDLE_CHECK_SECONDS)
+            state = check()
+            monitor.report(query.recentProgress, state)  # a line and an EMF document per batch
+            if not args.until_drained:
+                continue
+            idle = idle + 1 if state.drained else 0
+            log.debug("until drained: waiting for %s", state.waiting_for())
+            if idle >= args.idle_checks:
+                print("[job] queue drained and every planned batch committed; stopping", flush=True)
+                break
+        if query.exception():
+            monitor.failed()
+            raise QueryFailed(str(query.exception()))
+    finally:
+        query.stop()
+    return 0
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_job_args(sys.argv[1:] if argv is None else argv)
+    debug = bool(os.environ.get("S3SQS_DEBUG"))
+    logging.basicConfig(level=logging.DEBUG if debug else logging.WARNING,
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    logging.getLogger("s3sqs").setLevel(logging.DEBUG if debug else logging.INFO)
+    try:
+        return run(args)
+    except UsageError as e:
+        if args.debug:
+            raise
+        print(f"job.py: error: {e}", file=sys.stderr, flush=True)
+        return EXIT_USAGE
+    except QueryFailed as e:
+        if args.debug:
+            raise
+        print(f"job.py: the query failed: {_first_lines(str(e))}", file=sys.stderr, flush=True)
+        return EXIT_NOT_DONE
+
+
+def _first_lines(text: str, n: int = 12) -> str:
+    """Spark's error with its Python traceback trimmed to the part that names the cause."""
+    lines = [ln for ln in text.splitlines() if ln.strip()]
+    causes = [ln for ln in lines if "s3-sqs" in ln or "Error" in ln or "Exception" in ln]
+    return "\n".join((causes or lines)[:n])

@@ -1,0 +1,39 @@
+"""A batch data source that reads nothing: reading it starts the executors' Python workers with the stream
+reader's modules imported, so the stream's first tasks find them warm. The job registers and reads it
+before the query starts (job/main.py)."""
+from __future__ import annotations
+
+from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+
+NAME = "s3sqs-warm-up"
+
+
+class WarmUpDataSource(DataSource):
+    @classmethod
+    def name(cls) -> str:
+        return NAME
+
+    def schema(self) -> str:
+        return "id LONG"
+
+    def reader(self, schema) -> "WarmUpReader":
+        return WarmUpReader(int(self.options.get("partitions", "2")))
+
+
+class WarmUpReader(DataSourceReader):
+    def __init__(self, partitions: int):
+        self.n = partitions
+
+    def partitions(self):
+        return [InputPartition(i) for i in range(self.n)]
+
+    def read(self, partition):
+        from pyspark.sql.pandas.types import to_arrow_schema  # noqa: F401  what a source read needs
+
+        from ..planning import source  # noqa: F401  the stream reader class a task unpickles
+        return iter(())
+
+
+def register_warm_up(spark) -> str:
+    spark.dataSource.register(WarmUpDataSource)
+    return NAME

@@ -1,0 +1,72 @@
+"""The backfill: one background thread that lists basePath and records what is new through the same index
+as announced files, so a file both listed and announced lands once. On the first start with
+includeExistingFiles, then every backfillInterval (the planner says when). The listing is done when it
+reaches the end; a run that dies before then lists again on its next start."""
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from datetime import datetime, timezone
+
+from ..config.options import SourceOptions
+from ..core.counters import Stat
+from ..core.units import now_ms
+from . import listing, planner
+from .ledger import Ledger
+
+log = logging.getLogger("s3sqs")
+DONE = "backfill_done_ms"  # when the last complete listing started
+PROGRESS_EVERY = 10_000    # files listed between two progress lines
+
+
+class Backfill:
+    def __init__(self, opts: SourceOptions, ledger: Ledger, stopping: threading.Event):
+        self.opts, self.ledger, self.stopping = opts, ledger, stopping
+        self.error: BaseException | None = None
+        self.pages = 0
+        self._thread: threading.Thread | None = None
+
+    def due(self) -> bool:
+        last = self.ledger.index.meta(DONE)
+        return planner.backfill_due(None if last is None else int(last), now_ms(), self.opts.include_existing_files,
+                                    self.opts.backfill_interval_seconds)
+
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
+    def start(self) -> None:
+        if self.running or self.opts.base_path is None or not self.due():
+            return
+        self._thread = threading.Thread(target=self._guarded, name="s3sqs-backfill", daemon=True)
+        self._thread.start()
+
+    def _guarded(self) -> None:
+        try:
+            self.run()
+        except BaseException as e:  # the next offset call raises it: the query fails, naming the cause
+            log.error("s3-sqs: listing %s failed: %s: %s", self.opts.base_path, type(e).__name__, e)
+            self.error = e
+
+    def run(self) -> None:
+        o, ledger = self.opts, self.ledger
+        started, listed, new, t0 = now_ms(), 0, 0, time.monotonic()
+        log.info("s3-sqs: listing %s for files not announced", o.base_path)
+        for page in listing.list_pages(o.base_path, ledger.s3):
+            with ledger.lock:
+                decisions = planner.decide(page, ledger.index.seq_of, datetime.now(timezone.utc),
+                                           o.max_file_age_seconds, o.path_glob_filter, o.allow_overwrites)
+                fresh = [(d.dedup_key, d.file) for d in decisions if d.outcome == planner.NEW]
+                ledger.record(fresh, {Stat.LISTED: len(page), Stat.LISTED_NEW: len(fresh)})
+            listed, new = listed + len(page), new + len(fresh)
+            self.pages += 1
+            if self.stopping.is_set():
+                return
+            if listed % PROGRESS_EVERY < listing.PAGE:
+                log.info("s3-sqs: listing %s: %d files so far, %d new (%.0f files/s)", o.base_path, listed, new,
+                         listed / max(1e-3, time.monotonic() - t0))
+        with ledger.lock:
+            ledger.index.set_meta(DONE, str(started).encode())
+            ledger.persist()
+        log.info("s3-sqs: listed %s: %d files, %d new, in %.1f s", o.base_path, listed, new, time.monotonic() - t0)

@@ -1,0 +1,54 @@
+"""What the source does once batches are known to be in the sink: reads and logs their quarantine records,
+marks them committed in the index (with each problem file's record), and now and then forgets committed
+files older than maxFileAge. Spark's `commit` lags a batch behind, so the start offset of the next plan is
+the signal (controller.py)."""
+from __future__ import annotations
+
+import logging
+import time
+
+from ..config.options import SourceOptions
+from ..core.counters import Stat
+from ..core.units import now_ms
+from ..core.vocabulary import FileStatus
+from ..state import quarantine
+from ..state.store import open_store
+from . import planner
+from .ledger import Ledger
+
+log = logging.getLogger("s3sqs")
+
+
+class Commits:
+    def __init__(self, opts: SourceOptions, ledger: Ledger):
+        self.opts, self.ledger = opts, ledger
+        self.quarantine = open_store(opts.quarantine_location, ledger.s3)
+        self._last_trim: float | None = None
+
+    def acknowledge(self, committed: int) -> None:
+        """Everything up to `committed` is in the sink. Call with the ledger's lock held."""
+        idx = self.ledger.index
+        if committed <= idx.committed_seq:
+            return
+        problems = []
+        for end in idx.batch_ends(idx.committed_seq, committed):
+            records = quarantine.read_records(self.quarantine, end)
+            problems.extend(records)
+            self._log(end, records)
+        idx.set_committed(committed, now_ms(), problems)
+        if planner.trim_due(self._last_trim, time.monotonic()):
+            self._last_trim = time.monotonic()
+            n = idx.trim_older_than(planner.trim_cutoff_ms(now_ms(), self.opts.max_file_age_seconds))
+            if n:
+                log.info("s3-sqs: forgot %d files older than maxFileAge", n)
+
+    def _log(self, end: int, records: list[dict]) -> None:
+        if not records:
+            return
+        t = quarantine.tally(records)
+        log.warning("s3-sqs: batch ending at offset %d committed with %d files quarantined, %d missing, %d malformed "
+                    "rows; records in %s/%s", end, t[FileStatus.QUARANTINED], t[FileStatus.MISSING],
+                    t[FileStatus.MALFORMED_ROWS], self.opts.quarantine_location, quarantine.batch_dir(end))
+        self.ledger.index.add_stats({Stat.FILES_QUARANTINED: t[FileStatus.QUARANTINED],
+                                     Stat.FILES_MISSING: t[FileStatus.MISSING],
+                                     Stat.ROWS_MALFORMED: t[FileStatus.MALFORMED_ROWS]})

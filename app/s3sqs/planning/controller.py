@@ -1,0 +1,159 @@
+"""The source's driver side, as Spark's offset calls see it: opens the state and the queue lazily, starts
+the intake and the backfill, and answers initialOffset, latestOffset, partitions and commit.
+
+`latest_offset` plans the next batch from the index (the planner sizes it), makes the plan durable, and
+returns its end; its `start` tells what is in the sink, so committed batches are acknowledged there
+(commits.py). Every decision is the planner's; the pieces each own one job: the ledger (index and
+snapshots), the intake (receiving, one thread), the backfill (listing, one thread), commits, reprocess.
+"""
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import time
+
+from ..config.options import SourceOptions
+from ..core.counters import Stat
+from ..core.errors import StateError
+from ..core.files import S3File
+from . import planner, reprocess
+from .backfill import Backfill
+from .commits import Commits
+from .intake import Intake
+from .ledger import Ledger
+from .queue import QueueClient, sqs_client
+
+log = logging.getLogger("s3sqs")
+LISTING_SETTLE_SECONDS = 2  # the first batch waits this long for a listing under way
+
+
+class Controller:
+    def __init__(self, opts: SourceOptions):
+        self.opts = opts
+        self.ledger: Ledger | None = None
+        self.max_planned_end = 0          # the largest end seen in partitions() (Spark 4.0 counts from it)
+        self.available_now_target: int | None = None
+        self._seen_batches: dict[int, int] = {}   # batches Spark read, to record at the next plan
+        self._open_lock = threading.Lock()
+
+    def open(self) -> None:
+        with self._open_lock:
+            if self.ledger is not None:
+                return
+            o = self.opts
+            self.ledger = ledger = Ledger(o)
+            queue = QueueClient(sqs_client(o.endpoint, o.max_concurrency), o.queue_url, o.visibility_timeout_seconds,
+                                o.max_concurrency, parallel_deletes=o.endpoint_url is None)
+            self.intake = Intake(o, ledger, queue)
+            self.backfill = Backfill(o, ledger, self.intake.stopping)
+            self.commits = Commits(o, ledger)
+            if o.reprocessing:
+                reprocess.requeue(o, ledger)
+            log.info("s3-sqs source on %s: %d files tracked, committed up to %d (Python %s)",
+                     o.queue_url, ledger.index.last_seq, ledger.index.committed_seq, sys.executable)
+
+    def close(self) -> None:
+        """Stop the intake and close the index. Spark never calls this (it ends the process); tests and tools do."""
+        if self.ledger is not None:
+            self.intake.stop()
+            self.ledger.close()
+
+    @property
+    def index(self):
+        return None if self.ledger is None else self.ledger.index
+
+    @property
+    def receiving(self) -> bool:
+        return not self.opts.reprocessing and self.available_now_target is None
+
+    # -- offsets --
+    def initial_offset(self) -> int:
+        self.open()
+        return self.ledger.index.committed_seq
+
+    def latest_offset(self, start: int | None, limit: planner.Limit) -> int:
+        t0 = time.perf_counter()
+        self.open()
+        for error in (self.intake.error, self.backfill.error):
+            if error is not None:
+                raise error
+        if self.receiving:
+            self.backfill.start()
+            self._start_intake()
+        ledger = self.ledger
+        with ledger.lock:
+            idx = ledger.index
+            base = start if start is not None else max(idx.committed_seq, self.max_planned_end)
+            for s, e in self._seen_batches.items():
+                idx.record_batch(s, e)
+            self._seen_batches.clear()
+            self.commits.acknowledge(base)
+            last = idx.last_seq if self.available_now_target is None else min(idx.last_seq, self.available_now_target)
+            sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
+            end = planner.batch_end(base, last, limit, sizes)
+            idx.record_batch(base, end)
+            idx.note_stats(self.intake.calls_since_last())
+            idx.note_stats({Stat.PLANS: 1, Stat.PLAN_MS: int((time.perf_counter() - t0) * 1000)})
+            ledger.persist()  # durable before Spark logs the offset
+            since = ledger.take_since_batch()
+        if end > base or since:
+            _log_batch(base, end, since)
+        self.intake.room.set()
+        return end
+
+    def files_between(self, start: int, end: int) -> list[S3File]:
+        """Files of offsets (start, end], from durable state, for planning or replay. Reads only: the
+        batch is recorded by the next plan."""
+        self.open()
+        if end <= start:
+            return []
+        with self.ledger.lock:
+            records = self.ledger.index.records(start + 1, end)
+        if len(records) != end - start:
+            raise StateError(
+                f"the source state in {self.opts.state_location} holds {len(records)} of the {end - start} files of "
+                f"offsets ({start}, {end}]; was stateLocation changed or deleted while the checkpoint was kept?")
+        self._seen_batches[start] = end
+        self.max_planned_end = max(self.max_planned_end, end)
+        return records
+
+    def commit(self, end: int) -> None:
+        self.open()
+        with self.ledger.lock:
+            self.commits.acknowledge(end)
+
+    def prepare_available_now(self) -> None:
+        """Receive until the queue is empty, or holds only messages sent after this call, so the run
+        drains all that was announced at its start."""
+        self.open()
+        if not self.opts.reprocessing:
+            if self.backfill.due():
+                self.backfill.run()
+            self.intake.drain()
+        with self.ledger.lock:
+            self.ledger.persist()
+            self.available_now_target = self.ledger.index.last_seq
+        log.info("s3-sqs Trigger.AvailableNow: draining up to offset %d", self.available_now_target)
+
+    def _start_intake(self) -> None:
+        """Start receiving, and wait until the queue has run dry (or a batch is full), so the first batch is a
+        full one and does not wait a whole trigger; an empty queue costs nothing (the first receive does not
+        wait). A short listing goes whole into the first batch."""
+        if self.intake.started:
+            return
+        self.intake.start()
+        now = time.monotonic()
+        deadline, settle = now + self.opts.fetch_wait_seconds, now + LISTING_SETTLE_SECONDS
+
+        def listing_pending() -> bool:
+            return self.backfill.running and (self.backfill.pages == 0 or time.monotonic() < settle)
+        while (not self.intake.caught_up.is_set() and self.intake.alive or listing_pending()) \
+                and time.monotonic() < deadline:
+            time.sleep(0.02)
+
+
+def _log_batch(start: int, end: int, since: dict[str, int]) -> None:
+    parts = [f"{v} {k.replace('messages_', '')}" for k, v in sorted(since.items()) if k.startswith("messages_")]
+    files = f"planned offsets ({start}, {end}]: {end - start} files" if end > start else "no new files"
+    log.info("s3-sqs: %s; messages since the last batch: %s", files, ", ".join(parts) or "none")

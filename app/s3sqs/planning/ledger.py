@@ -1,0 +1,62 @@
+"""The file index and its durable snapshots, shared by the intake, the backfill and Spark's offset calls
+under one lock. Nothing here decides anything: the others say what to record, the ledger records it and
+makes it durable (a snapshot to the state location) before they act on it."""
+from __future__ import annotations
+
+import logging
+import threading
+from collections import Counter
+
+from ..config.options import SourceOptions
+from ..core import aws
+from ..core.counters import Stat
+from ..core.files import S3File
+from ..state.snapshots import Snapshots, open_index
+from ..state.store import open_store
+
+log = logging.getLogger("s3sqs")
+
+
+class Ledger:
+    def __init__(self, opts: SourceOptions):
+        self.opts = opts
+        self.lock = threading.RLock()
+        self.s3 = aws.lazy_client("s3", opts.endpoint)
+        self.snapshots = Snapshots(open_store(opts.state_location, self.s3))
+        self.index, self.work_dir = open_index(self.snapshots)
+        self.since_batch: Counter = Counter()  # what the intake did since the last planned batch, for its log line
+
+    def record(self, new_files: list[tuple[str, S3File]], counts: dict[str, int],
+               extra_meta: dict[str, bytes] | None = None) -> None:
+        """Number the new files, count what happened, and make the files durable before returning."""
+        with self.lock:
+            if new_files or extra_meta:
+                self.index.add_files(new_files, counts, extra_meta)
+                self.persist()
+            else:
+                self.index.add_stats(counts)  # saved with the next snapshot
+            self.since_batch.update(counts)
+
+    def persist(self) -> None:
+        """Snapshot the index to the state location if anything changed since the last snapshot."""
+        with self.lock:
+            idx = self.index
+            if not idx.dirty:
+                return
+            idx.save_stats()
+            snap = self.snapshots.save(idx.db, self.work_dir, {**idx.counters(), "stats": idx.stats})
+            # Counted into the next snapshot: the cost of durability, for metrics.
+            idx.note_stats({Stat.SNAPSHOTS: 1, Stat.SNAPSHOT_MS: int(snap.seconds * 1000),
+                            Stat.SNAPSHOT_BYTES: snap.bytes_uploaded})
+            idx.dirty = False
+            log.debug("s3-sqs: state v%d saved (%d files tracked): %d files, %d bytes in %.3f s",
+                      snap.version, idx.last_seq, snap.files_uploaded, snap.bytes_uploaded, snap.seconds)
+
+    def take_since_batch(self) -> Counter:
+        with self.lock:
+            c, self.since_batch = self.since_batch, Counter()
+            return c
+
+    def close(self) -> None:
+        with self.lock:
+            self.index.db.close()

@@ -1,0 +1,168 @@
+"""The thin Spark adapter: format "s3-sqs" on the Python DataSource API of Spark 4.0 and 4.2+.
+
+Spark runs it in several processes: the streaming runner keeps one reader for the whole run and calls its
+offset methods (they go to the Controller, opened lazily there); tasks get a pickled copy whose `read`
+hands its partition's files to s3sqs.reading. Spark 4.2+ passes `start` and a ReadLimit to latestOffset
+and supports Trigger.AvailableNow; 4.0 calls latestOffset() bare, so the source enforces its own limits
+there (planner.batch_limit).
+"""
+from __future__ import annotations
+
+import logging
+import os
+
+from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
+from pyspark.sql.types import StructType
+
+from ..config.options import SourceOptions, parse_options
+from ..core.files import S3File
+from ..reading.formats import FormatOptions
+from ..reading.reader import ReadSpec, read_partition
+from . import planner
+
+try:  # Spark 4.2+
+    from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxBytes, ReadMaxFiles,
+                                                  SupportsTriggerAvailableNow)
+    _MIXINS: tuple = (SupportsTriggerAvailableNow,)
+except ImportError:  # Spark 4.0: no read limits, no AvailableNow for Python sources
+    ReadAllAvailable = ReadMaxBytes = ReadMaxFiles = None
+    _MIXINS = ()
+
+FORMAT_NAME = "s3-sqs"
+log = logging.getLogger("s3sqs")
+
+
+class S3SqsDataSource(DataSource):
+    """Streams the S3 files announced on an SQS queue, each exactly once. See README for options."""
+
+    @classmethod
+    def name(cls) -> str:
+        return FORMAT_NAME
+
+    def __init__(self, options):
+        super().__init__(options)
+        self.source_options = parse_options(dict(options))  # fails here, before any AWS call
+
+    def schema(self):
+        raise ValueError("the s3-sqs source needs a schema: spark.readStream.format('s3-sqs').schema('id LONG, ...')")
+
+    def streamReader(self, schema: StructType) -> "S3SqsStreamReader":
+        missing = [c for c in self.source_options.partition_columns if c not in schema.fieldNames()]
+        if missing:
+            raise ValueError(f"option 'partitionColumns' names {missing}, which the schema does not have; "
+                             "declare partition columns in the schema too")
+        return S3SqsStreamReader(self.source_options, schema)
+
+
+class S3SqsPartition(InputPartition):
+    def __init__(self, files: list[S3File], batch_end: int):
+        super().__init__(None)
+        self.files = files
+        self.batch_end = batch_end  # names where the batch's file problems are recorded
+
+
+class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
+    def __init__(self, opts: SourceOptions, schema: StructType):
+        self.opts = opts
+        self.schema = schema
+        self.arrow_schema = arrow_schema(schema)
+        self.spec = read_spec(opts, self.arrow_schema.names)  # what tasks need; made here, once
+        self._driver = None  # opened lazily: __init__ also runs in processes that only read
+
+    @property
+    def driver(self):
+        if self._driver is None:
+            from .controller import Controller  # not in read tasks: they need none of the driver's clients
+            _log_to_stderr()
+            self._driver = Controller(self.opts)
+        return self._driver
+
+    def __getstate__(self):  # tasks get a copy of this object: what reading needs, never the open state
+        return {"spec": self.spec, "arrow_schema": self.arrow_schema, "_driver": None}
+
+    # -- offsets --
+    def initialOffset(self) -> dict:
+        return {"seq": self.driver.initial_offset()}
+
+    def getDefaultReadLimit(self):
+        o = self.opts
+        if o.max_files_per_trigger is not None:
+            return ReadMaxFiles(o.max_files_per_trigger)
+        if o.max_bytes_per_trigger is not None:
+            return ReadMaxBytes(o.max_bytes_per_trigger)
+        return ReadAllAvailable()
+
+    def latestOffset(self, start: dict | None = None, limit=None) -> dict:
+        seq = None if start is None else int(start["seq"])
+        o = self.opts
+        engine, value = _engine_limit(limit)
+        return {"seq": self.driver.latest_offset(
+            seq, planner.batch_limit(o.max_files_per_trigger, o.max_bytes_per_trigger, engine, value))}
+
+    def reportLatestOffset(self) -> dict | None:
+        """The newest file recorded, which Spark 4.2+ shows as this source's latestOffset in the query progress:
+        beside endOffset, the files recorded and not planned yet. The only figure Spark takes from a Python
+        source; it has no way for one to report metrics (the job logs them, see s3sqs.metrics). Spark 4.0 never
+        calls it."""
+        index = self._driver.index if self._driver is not None else None
+        return None if index is None else {"seq": index.last_seq}
+
+    def prepareForTriggerAvailableNow(self) -> None:
+        self.driver.prepare_available_now()
+
+    def partitions(self, start: dict, end: dict) -> list[S3SqsPartition]:
+        files = self.driver.files_between(int(start["seq"]), int(end["seq"]))
+        groups = planner.pack(files, lambda f: f.size, self.opts.max_partition_bytes,
+                              self.opts.min_partitions or os.cpu_count() or 2)
+        if files:
+            log.info("s3-sqs batch (%s, %s]: %d files in %d partitions", start["seq"], end["seq"], len(files),
+                     len(groups))
+        return [S3SqsPartition(g, int(end["seq"])) for g in groups]
+
+    def commit(self, end: dict) -> None:
+        # Spark calls this one batch late, if at all; the start of latestOffset is the real signal.
+        self.driver.commit(int(end["seq"]))
+
+    def read(self, partition: S3SqsPartition):
+        yield from read_partition(partition.files, self.spec, self.arrow_schema, partition.batch_end)
+
+
+def arrow_schema(schema: StructType):
+    """The Arrow schema Spark checks a Python source's batches against."""
+    from pyspark.sql.pandas.types import to_arrow_schema
+    try:
+        return to_arrow_schema(schema, timezone="UTC")
+    except TypeError:  # Spark 4.0 has no timezone keyword; it uses UTC
+        return to_arrow_schema(schema)
+
+
+def read_spec(o: SourceOptions, columns: list[str]) -> ReadSpec:
+    rescued = o.rescued_data_column if o.rescued_data_column in columns else None
+    return ReadSpec(FormatOptions(o.file_format, o.reader_options, o.mode, rescued), o.endpoint,
+                    o.partition_columns, o.base_path, o.quarantine_location, o.on_bad_file)
+
+
+def _engine_limit(limit) -> tuple[str | None, int | None]:
+    """Spark 4.2+'s ReadLimit as (kind, value) for the planner; Spark 4.0 passes none."""
+    if limit is None:
+        return None, None
+    if ReadMaxFiles is not None and isinstance(limit, ReadMaxFiles):
+        return "files", limit.max_files
+    if ReadMaxBytes is not None and isinstance(limit, ReadMaxBytes):
+        return "bytes", limit.max_bytes
+    if ReadAllAvailable is not None and isinstance(limit, ReadAllAvailable):
+        return "all", None
+    raise ValueError(f"s3-sqs does not support the read limit {type(limit).__name__}")
+
+
+def _log_to_stderr() -> None:
+    """Spark's Python workers configure no logging; send ours to stderr, which lands in the driver log."""
+    if not log.handlers:
+        h = logging.StreamHandler()
+        h.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        log.addHandler(h)
+        log.setLevel(logging.DEBUG if os.environ.get("S3SQS_DEBUG") else logging.INFO)
+
+
+def register(spark) -> None:
+    spark.dataSource.register(S3SqsDataSource)

@@ -1,0 +1,80 @@
+"""Executor-side access to file bytes: a pyarrow filesystem per scheme, with timeouts that suit a busy
+machine, and whole-file retries of transient faults.
+
+pyarrow retries S3 requests itself (the standard strategy), but a read that stalls mid-body, a reset
+connection or a throttled GET can still surface as an error; a file is read whole before any of its
+rows are used, so reading it again from the start is always safe.
+"""
+from __future__ import annotations
+
+import logging
+import time
+
+import pyarrow as pa
+import pyarrow.fs as pafs
+
+from ..core.endpoint import Endpoint, s3_filesystem
+from ..core.files import S3File
+from ..core.retry import retry_call
+
+log = logging.getLogger("s3sqs.reader")
+
+READ_ATTEMPTS = 5
+BACKOFF_SECONDS = 0.5
+WHOLE_FILE_BYTES = 64 << 20  # smaller files are fetched in one GET and parsed from memory
+
+# How a failed read is to be treated, from the words of pyarrow's (and the AWS SDK's) error.
+_MISSING = ("NoSuchKey", "Path does not exist", "does not exist", "No such file", "NOT_FOUND", "404")
+_TRANSIENT = ("curlCode", "NETWORK_CONNECTION", "SlowDown", "503", "500", "Connection reset", "timed out",
+              "Timeout", "Throttl", "InternalError", "ServiceUnavailable", "RequestTimeout", "connection",
+              "Broken pipe", "EOF", "Couldn't connect")
+
+
+class Filesystems:
+    """The pyarrow filesystem for each scheme a file may have, made when first needed."""
+
+    def __init__(self, endpoint: Endpoint):
+        self.endpoint = endpoint
+        self._s3: pafs.S3FileSystem | None = None
+
+    def s3(self) -> pafs.S3FileSystem:
+        if self._s3 is None:
+            self._s3 = s3_filesystem(self.endpoint)
+        return self._s3
+
+    def of(self, f: S3File) -> pafs.FileSystem:
+        return pafs.LocalFileSystem() if f.scheme == "file" else self.s3()
+
+    def for_location(self, location: str) -> tuple[pafs.FileSystem, str]:
+        """(filesystem, root path) of a local path, file:// or s3:// location."""
+        if location.startswith("s3://"):
+            return self.s3(), location[len("s3://"):].rstrip("/")
+        return pafs.LocalFileSystem(), location.removeprefix("file://").rstrip("/")
+
+
+def classify(error: BaseException) -> str:
+    """"missing", "transient" or "bad" (the file itself cannot be read as asked)."""
+    if isinstance(error, FileNotFoundError):
+        return "missing"
+    if isinstance(error, (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, ValueError,
+                          UnicodeDecodeError, EOFError)) and not isinstance(error, OSError):
+        return "bad"
+    text = str(error)
+    if any(m in text for m in _MISSING):
+        return "missing"
+    if isinstance(error, (OSError, pa.ArrowException)) and any(t.lower() in text.lower() for t in _TRANSIENT):
+        return "transient"
+    return "bad"
+
+
+def with_retries(what: str, fn, attempts: int = READ_ATTEMPTS, sleep=time.sleep):
+    """fn(), again after a transient fault (exponential backoff with jitter): a file is read whole before
+    any of its rows are used, so reading it again from the start is always safe."""
+    return retry_call(fn, what=f"reading {what}", attempts=attempts, retryable=lambda e: classify(e) == "transient",
+                      log=log, base_seconds=BACKOFF_SECONDS, sleep=sleep)
+
+
+def fetch(fs: pafs.FileSystem, f: S3File, compression: str | None) -> pa.Buffer:
+    """The whole file, decompressed when asked ("detect": by extension), in memory."""
+    with fs.open_input_stream(f.path, compression=compression) as stream:
+        return stream.read_buffer()

@@ -1,0 +1,168 @@
+"""Executor side: read a partition's files and yield Arrow batches in exactly the declared schema.
+
+Everything needed here travels inside the partition (the reader object in a task is a copy frozen at
+query start), so this module depends only on pyarrow and its arguments. Small files are latency-bound
+(one GET each), so a task reads several at once; pyarrow releases the GIL while it fetches and parses.
+
+A file's fate: read; or missing (deleted after it was announced: recorded, like Spark's
+ignoreMissingFiles); or bad (cannot be parsed: quarantined by default, or the batch fails when
+`onBadFile` is `fail`). A transient fault is retried; one that outlasts the retries fails the batch,
+which Spark retries: a good file is never set aside because the network was slow.
+"""
+from __future__ import annotations
+
+import logging
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+
+import pyarrow as pa
+
+from ..core.endpoint import Endpoint
+from ..core.errors import FileReadError
+from ..core.files import S3File
+from ..core.vocabulary import BadFileAction, FileStatus
+from .conform import META_COLUMNS, conform
+from .filesystems import WHOLE_FILE_BYTES, Filesystems, classify, fetch, with_retries
+from .formats import FileRows, FormatOptions, empty, reader_of
+from .quarantine_writer import write_record
+
+log = logging.getLogger("s3sqs.reader")
+
+TARGET_BATCH_ROWS = 1 << 17
+READ_THREADS = 8
+BYTES_IN_FLIGHT = 512 << 20  # files held in memory at once by one task, at most (one file may exceed it)
+
+
+@dataclass(frozen=True)
+class ReadSpec:
+    """Everything a task needs to read its files; it travels inside the partition."""
+    format: FormatOptions
+    endpoint: Endpoint = field(default_factory=Endpoint)
+    partition_columns: tuple[str, ...] = ()
+    base_path: str | None = None
+    quarantine_location: str = ""
+    on_bad_file: str = BadFileAction.QUARANTINE
+
+
+@dataclass
+class _Outcome:
+    file: S3File
+    table: pa.Table | None = None
+    rows: FileRows | None = None
+    error: BaseException | None = None
+
+
+def read_partition(files: list[S3File], spec: ReadSpec, schema: pa.Schema, batch_end: int):
+    """Yield RecordBatches of `schema` for every readable file, few and large."""
+    filesystems = Filesystems(spec.endpoint)
+    budget = _ByteBudget(BYTES_IN_FLIGHT)
+    fields = data_fields(schema, spec)
+
+    def load(f: S3File) -> _Outcome:
+        with budget.hold(f.size or 0):
+            try:
+                rows = with_retries(f.uri, lambda: _read_file(filesystems, f, spec, fields))
+                return _Outcome(f, conform(rows.table, schema, f, spec.partition_columns, spec.base_path), rows)
+            except Exception as e:  # every failure names the file; nothing is dropped silently
+                return _Outcome(f, error=e)
+
+    tables, rows = [], 0
+    counts = {"files": 0, "rows": 0, FileStatus.QUARANTINED: 0, FileStatus.MISSING: 0, "malformed": 0}
+    with ThreadPoolExecutor(max_workers=min(READ_THREADS, max(1, len(files)))) as pool:
+        for o in pool.map(load, files):
+            if o.error is not None:
+                counts[_settle_failure(filesystems, o, spec, batch_end)] += 1
+                continue
+            if o.rows.malformed:
+                counts["malformed"] += o.rows.malformed
+                write_record(filesystems, spec.quarantine_location, batch_end, o.file, FileStatus.MALFORMED_ROWS,
+                             malformed=o.rows.malformed, dropped=o.rows.dropped)
+            counts["files"] += 1
+            counts["rows"] += o.table.num_rows
+            if o.table.num_rows >= TARGET_BATCH_ROWS // 4:  # big enough to go as it is, without a copy
+                yield from _batches([o.table], schema)
+                continue
+            tables.append(o.table)
+            rows += o.table.num_rows
+            if rows >= TARGET_BATCH_ROWS:
+                yield from _batches(tables, schema)
+                tables, rows = [], 0
+    if tables:
+        yield from _batches(tables, schema)
+    if counts["quarantined"] or counts["missing"] or counts["malformed"]:
+        log.warning("s3-sqs read %d files (%d rows) of batch ending %d; %d quarantined, %d missing, "
+                    "%d malformed rows", counts["files"], counts["rows"], batch_end, counts["quarantined"],
+                    counts["missing"], counts["malformed"])
+
+
+def _settle_failure(filesystems: Filesystems, o: _Outcome, spec: ReadSpec, batch_end: int) -> str:
+    """Record a file that could not be read, or raise when the batch must fail. Returns its status."""
+    f, e = o.file, o.error
+    kind = classify(e)
+    detail = f"{type(e).__name__}: {e}"
+    if kind == "transient":
+        raise FileReadError(f"s3-sqs could not read {f.uri}: {detail} (still failing after retries; the batch "
+                            "fails and Spark runs it again)") from e
+    if kind == "missing":
+        log.warning("s3-sqs: %s is gone (deleted after it was announced?); recorded as missing", f.uri)
+        write_record(filesystems, spec.quarantine_location, batch_end, f, FileStatus.MISSING, detail)
+        return FileStatus.MISSING
+    if spec.on_bad_file == BadFileAction.FAIL:
+        raise FileReadError(
+            f"s3-sqs could not read {f.uri}: {detail}. Fix or delete the file, or set the option "
+            "onBadFile=quarantine to set bad files aside and go on") from e
+    write_record(filesystems, spec.quarantine_location, batch_end, f, FileStatus.QUARANTINED, detail)
+    log.error("s3-sqs quarantined %s: %s (record and copy under %s/batches)", f.uri, detail,
+              spec.quarantine_location)
+    return FileStatus.QUARANTINED
+
+
+def _batches(tables, schema):
+    """Few, large batches: small files' rows are combined (a cheap copy), a big file's chunks go as they are."""
+    combined = pa.concat_tables(tables)
+    if len(tables) > 1:
+        combined = combined.combine_chunks()
+    for b in combined.to_batches(max_chunksize=TARGET_BATCH_ROWS):
+        yield b.cast(schema) if b.schema != schema else b
+
+
+def data_fields(schema: pa.Schema, spec: ReadSpec) -> list[pa.Field]:
+    """The declared columns a file itself holds: not partition values, file metadata or rescued data."""
+    skip = set(spec.partition_columns) | set(META_COLUMNS) | {spec.format.rescued_column}
+    return [f for f in schema if f.name not in skip]
+
+
+def _read_file(filesystems: Filesystems, f: S3File, spec: ReadSpec, fields: list[pa.Field]) -> FileRows:
+    fs = filesystems.of(f)
+    reader = reader_of(spec.format.file_format)
+    if reader.RANDOM_ACCESS and (f.size is None or f.size > WHOLE_FILE_BYTES):
+        with fs.open_input_file(f.path) as fh:  # random access: only the declared columns are fetched
+            return reader.read(fh, fields, spec.format)
+    data = fetch(fs, f, reader.COMPRESSION)
+    if data.size == 0:  # an empty object is an empty file, not an error
+        return empty(fields)
+    return reader.read(pa.BufferReader(data) if reader.RANDOM_ACCESS else data, fields, spec.format)
+
+
+class _ByteBudget:
+    """Bounds the bytes of files held in memory at once; a file larger than the budget goes alone."""
+
+    def __init__(self, limit: int):
+        self.limit, self.used = limit, 0
+        self._cond = threading.Condition()
+
+    def hold(self, n: int):
+        budget = self
+
+        class _Held:
+            def __enter__(self):
+                with budget._cond:
+                    budget._cond.wait_for(lambda: budget.used == 0 or budget.used + n <= budget.limit)
+                    budget.used += n
+
+            def __exit__(self, *exc):
+                with budget._cond:
+                    budget.used -= n
+                    budget._cond.notify_all()
+        return _Held()

@@ -1,0 +1,51 @@
+"""The quarantine's layout: where a batch's file problems are written down, and reading them back.
+
+A task (reading/quarantine_writer.py) writes one small JSON record per file that was not read cleanly,
+under `LOCATION/batches/<batch end>/<seq>.json`, and a copy of a bad file under `LOCATION/files/`. A
+replayed batch writes the same names again, so records never double. The driver reads a committed
+batch's records to log them and to mark the files in the index; operators find them by batch or by file.
+"""
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+
+from ..core.files import S3File
+from ..core.vocabulary import FileStatus
+from .store import Store
+
+
+def batch_dir(batch_end: int) -> str:
+    return f"batches/{batch_end:012d}"
+
+
+def record_name(batch_end: int, f: S3File) -> str:
+    return f"{batch_dir(batch_end)}/{f.seq:012d}.json"
+
+
+def copy_name(f: S3File) -> str:
+    return f"files/{f.seq:012d}-{f.name}"
+
+
+def record(f: S3File, status: FileStatus, error: str | None = None, malformed: int = 0,
+           dropped: int = 0) -> dict:
+    return {"seq": f.seq, "file": f.uri, "size": f.size, "status": str(status), "error": error,
+            "malformed_rows": malformed, "dropped_rows": dropped, "at": time.time()}
+
+
+def read_records(store: Store, batch_end: int) -> list[dict]:
+    """The records of one batch, in file order."""
+    out = []
+    for name in store.list(batch_dir(batch_end)):
+        raw = store.get_bytes(name)
+        if raw:
+            out.append(json.loads(raw))
+    return sorted(out, key=lambda r: r.get("seq", 0))
+
+
+def tally(records: list[dict]) -> dict[str, int]:
+    """Files quarantined and missing, and malformed rows, in some records."""
+    by = Counter(r["status"] for r in records)
+    return {FileStatus.QUARANTINED: by[FileStatus.QUARANTINED], FileStatus.MISSING: by[FileStatus.MISSING],
+            FileStatus.MALFORMED_ROWS: sum(r.get("malformed_rows", 0) for r in records)}
