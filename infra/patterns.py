@@ -22,7 +22,7 @@ from aws_cdk import aws_sns as sns
 from aws_cdk import aws_sqs as sqs
 from constructs import Construct
 
-from s3sqs import metrics as job_metrics
+from s3sqs.job import metrics as job_metrics
 
 from infra.config import AlarmConfig, ConsumerConfig, ConsumerGrant, EmrConfig, EventFilterConfig
 from infra.contract import POLICY_OWNER_TAG, QUEUE_CONSUME_ACTIONS, alarm_name, dashboard_name, queue_name
@@ -602,7 +602,7 @@ class ConsumerMonitoring(Construct):
     """One consumer's alarms on what its job reports (quarantined files, failed queries) and its dashboard.
 
     The job writes its per-batch figures as CloudWatch embedded metric format lines to its log group
-    (s3sqs.metrics), under the consumer's queue name: the dimension SQS's own metrics use too.
+    (s3sqs.job.metrics), under the consumer's queue name: the dimension SQS's own metrics use too.
     """
 
     def __init__(self, scope: Construct, id: str, *, consumer: ConsumerConfig, queue: ConsumerQueue,

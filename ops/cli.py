@@ -21,14 +21,15 @@ from typing import Callable, Iterable
 
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
 
-from ops.errors import OperatorError
-from ops.names import did_you_mean
+from s3sqs.core.errors import EXIT_INTERRUPTED as INTERRUPTED
+from s3sqs.core.errors import EXIT_NOT_DONE as NOT_DONE
+from s3sqs.core.errors import EXIT_USAGE as ERROR_EXIT
+from s3sqs.core.errors import UsageError
+from s3sqs.core.names import did_you_mean
+
 from ops.stack_outputs import OutputsError, StackOutputs, load_outputs
 
 DEFAULT_OUTPUTS_FILE = "cdk-outputs.json"
-NOT_DONE = 1      # the command ran, and its outcome is not success
-ERROR_EXIT = 2    # a problem to fix before anything ran; argparse uses 2 for bad command lines too
-INTERRUPTED = 130  # what a shell reports for a command stopped by Ctrl-C (128 + SIGINT)
 
 
 # ---------------------------------------------------------------- parsers and common flags
@@ -191,7 +192,7 @@ def run(prog: str, command: Callable[[], int], *, interrupted: str, debug: bool 
     """
     try:
         return command()
-    except OperatorError as e:
+    except UsageError as e:  # an OperatorError, or a setting the connector refused (s3sqs.core.errors)
         _debug(debug)
         say(f"{prog}: error: {e}")
         return ERROR_EXIT

@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ops.errors import OperatorError
-from ops.names import did_you_mean
+from s3sqs.core.names import did_you_mean
 
 
 class OutputsError(OperatorError, ValueError):

@@ -31,8 +31,8 @@ import pyarrow.json as pajson
 from ops.local_aws import FAKE_ENV, announce_to_queue, start_moto_server
 from ops.local_spark import job_command, job_env
 from ops.sink import committed_rows
-from s3sqs.snapshots import Snapshots, read_status
-from s3sqs.storage import LocalStore
+from s3sqs.state.snapshots import Snapshots, read_status
+from s3sqs.state.store import LocalStore
 
 REGION = "us-east-1"
 

@@ -56,8 +56,8 @@ def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, buc
         df = spark.readStream.format("json").schema(SCHEMA).load(str(landing))
     else:
         sys.path.insert(0, str(ROOT / "app"))
-        from job import warm_python_workers
-        from s3sqs.source import register
+        from s3sqs.job.main import warm_python_workers
+        from s3sqs.planning.source import register
         register(spark)
         df = (spark.readStream.format("s3-sqs").schema(SCHEMA)
               .options(fileFormat="json", queueUrl=queue, endpointUrl=endpoint, queueRegion="us-east-1",

@@ -72,8 +72,8 @@ def worker(kind: str, fmt: str, data: Path, out: Path, expected: int, endpoint: 
         df = reader.load(str(data / fmt))
     else:
         sys.path.insert(0, str(ROOT / "app"))
-        from job import warm_python_workers
-        from s3sqs.source import register
+        from s3sqs.job.main import warm_python_workers
+        from s3sqs.planning.source import register
         register(spark)
         opts = {"fileFormat": fmt, "queueUrl": queue_url, "endpointUrl": endpoint, "queueRegion": "us-east-1",
                 "stateLocation": str(out / "state"), "basePath": f"file://{data / fmt}/",

@@ -18,10 +18,10 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 
-from s3sqs.files import S3File
-from s3sqs.planner import Limit, batch_end
-from s3sqs.snapshots import Snapshots, local_work_dir, open_index
-from s3sqs.storage import LocalStore, S3Store
+from s3sqs.core.files import S3File
+from s3sqs.planning.planner import Limit, batch_end
+from s3sqs.state.snapshots import Snapshots, local_work_dir, open_index
+from s3sqs.state.store import LocalStore, S3Store
 
 
 FILL_CHUNK = 10_000

@@ -181,8 +181,8 @@ def batch_window(ck: Path) -> float:
 
 
 def summarise(fmt: str, up: Upload, work: Path, wall: float) -> bool:
-    from s3sqs.snapshots import Snapshots, read_status
-    from s3sqs.storage import LocalStore
+    from s3sqs.state.snapshots import Snapshots, read_status
+    from s3sqs.state.store import LocalStore
     ck = work / fmt / "checkpoint"
     status = read_status(Snapshots(LocalStore(str(ck / "source-state"))))
     stats = {**status["stats"], "last_seq": status["last_seq"]}

@@ -42,9 +42,11 @@ def parser() -> argparse.ArgumentParser:
 
 def open_table(args: argparse.Namespace):
     """The existing table, with its own partitioning; raises SinkError naming what is wrong."""
+    from s3sqs.core.endpoint import Endpoint
     from s3sqs.sinks import SinkError
     from s3sqs.sinks.config import catalog_config, iceberg_table_name
 
+    endpoint = Endpoint(args.endpoint_url, args.region)
     if args.format == "delta":
         from s3sqs.sinks.delta import DeltaTarget
         from s3sqs.sinks.location import Location
@@ -52,14 +54,12 @@ def open_table(args: argparse.Namespace):
         for flag, value in (("--catalog", args.catalog), ("--catalog-uri", args.catalog_uri)):
             if value:
                 raise SinkError(f"{flag} applies to --format iceberg only")
-        return DeltaTarget.existing(Location.parse(args.table, "--table", args.endpoint_url, args.region))
+        return DeltaTarget.existing(Location.parse(args.table, "--table", endpoint))
     from s3sqs.sinks.iceberg import IcebergTarget, open_catalog
 
     name = iceberg_table_name(args.table, args.catalog)
-    catalog = catalog_config(args.catalog, args.catalog_uri, None, None, args.endpoint_url, args.region,
-                             creates_tables=False)
-    return IcebergTarget(open_catalog(catalog, args.endpoint_url, args.region), name,
-                         endpoint_url=args.endpoint_url, region=args.region)
+    catalog = catalog_config(args.catalog, args.catalog_uri, None, None, endpoint, creates_tables=False)
+    return IcebergTarget(open_catalog(catalog, endpoint), name, endpoint=endpoint)
 
 
 def _command(args: argparse.Namespace, out) -> int:

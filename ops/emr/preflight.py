@@ -6,11 +6,11 @@ Without it a typo is found only on EMR, by the job, and a STREAMING run is then 
 """
 from __future__ import annotations
 
-from s3sqs.ddl import Schema, SchemaError, parse_schema
-from s3sqs.options import OptionError, job_source_options, parse_options  # noqa: F401  (one owner)
+from s3sqs.config.ddl import Schema, SchemaError, parse_schema
+from s3sqs.config.options import OptionError, job_source_options, parse_options  # noqa: F401  (one owner)
 
 from ops.emr import SubmitError
-from ops.names import did_you_mean
+from s3sqs.core.names import did_you_mean
 
 def option_pairs(items: tuple[str, ...]) -> dict[str, str]:
     """--option key=value items as a dict, as app/job.py reads them."""

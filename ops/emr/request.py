@@ -172,7 +172,7 @@ def check_sink(spec: JobSpec, output: str, manifest: dict) -> None:
     import argparse
 
     from s3sqs.sinks.config import sink_config
-    from s3sqs.sinks.layout import SinkError
+    from s3sqs.sinks.target import SinkError
 
     flags = argparse.Namespace(
         sink=spec.sink, table=spec.table, output=output, partition_by=list(spec.partition_by),

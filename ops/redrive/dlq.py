@@ -8,8 +8,8 @@ import time
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 
-from s3sqs.events import MessageParseError, parse_body
-from s3sqs.files import S3File
+from s3sqs.planning.events import MessageParseError, parse_body
+from s3sqs.core.files import S3File
 
 SQS_BATCH = 10  # SQS batch APIs take at most 10 entries
 

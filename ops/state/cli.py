@@ -12,11 +12,11 @@ import sys
 from datetime import datetime, timezone
 from urllib.parse import urlparse
 
-from s3sqs.index import StateError as IndexStateError
-from s3sqs.state_view import STATUSES, StateViewError, open_state
+from s3sqs.core.errors import StateError as IndexStateError
+from s3sqs.state.view import STATUSES, StateViewError, open_state
 
 from ops import aws, cli
-from ops.state import StateError, show
+from ops.state import SourceStateError, show
 
 PROG = "source-state"
 
@@ -73,18 +73,18 @@ def parser() -> argparse.ArgumentParser:
 def resolve(args) -> tuple[str | None, str | None, str | None]:
     """(state location, checkpoint, quarantine location) from the flags, checked."""
     if args.consumer and args.checkpoint:
-        raise StateError("--consumer and --checkpoint both name a checkpoint: give one of them")
+        raise SourceStateError("--consumer and --checkpoint both name a checkpoint: give one of them")
     if (args.outputs_file or args.stack) and not args.consumer:
-        raise StateError("the outputs file is read for --consumer NAME's checkpoint: pass --consumer NAME too")
+        raise SourceStateError("the outputs file is read for --consumer NAME's checkpoint: pass --consumer NAME too")
     checkpoint = args.checkpoint
     if args.consumer:
         c = cli.stack_outputs(args, needed_for=f"--consumer {args.consumer}'s checkpoint").consumer(args.consumer)
         if not c.checkpoint_uri:
-            raise StateError(f"the outputs file has no checkpointUri for consumer {args.consumer!r}; "
+            raise SourceStateError(f"the outputs file has no checkpointUri for consumer {args.consumer!r}; "
                              "pass --checkpoint URI")
         checkpoint = c.checkpoint_uri
     if not checkpoint and not args.state_location:
-        raise StateError("say where the state is: --checkpoint URI (the job's checkpoint), --consumer NAME, or "
+        raise SourceStateError("say where the state is: --checkpoint URI (the job's checkpoint), --consumer NAME, or "
                          "--state-location URI")
     for flag, value in (("--checkpoint", checkpoint), ("--state-location", args.state_location),
                         ("--quarantine-location", args.quarantine_location)):
@@ -96,9 +96,9 @@ def resolve(args) -> tuple[str | None, str | None, str | None]:
 def _check_location(flag: str, value: str) -> None:
     u = urlparse(value)
     if value.startswith("s3://") and not u.netloc:
-        raise StateError(f"{flag} {value!r} has no bucket: give s3://bucket/prefix")
+        raise SourceStateError(f"{flag} {value!r} has no bucket: give s3://bucket/prefix")
     if "://" in value and u.scheme not in ("s3", "file"):
-        raise StateError(f"{flag} {value!r} must be a local path or an s3:// URI")
+        raise SourceStateError(f"{flag} {value!r} must be a local path or an s3:// URI")
 
 
 def _s3_factory(args):
@@ -135,7 +135,7 @@ def _command(args, out) -> int:
                 return 0 if found else cli.NOT_DONE
             return _files(view, args, since, out)
     except (StateViewError, IndexStateError) as e:  # the state, or the checkpoint, is not what it should be
-        raise StateError(str(e)) from e
+        raise SourceStateError(str(e)) from e
 
 
 def _files(view, args, since: int | None, out) -> int:

@@ -5,10 +5,10 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
-from s3sqs.report import human_bytes
-from s3sqs.state_view import STATUSES, FileState, iso
+from s3sqs.core.units import human_bytes, iso
+from s3sqs.state.view import STATUSES, FileState
 
-from ops.state import StateError
+from ops.state import SourceStateError
 
 _AGO_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 STATUS_NOTES = {"planned": "in a batch, not known to be in the sink yet", "pending": "recorded, not in a batch yet"}
@@ -24,7 +24,7 @@ def parse_since(text: str, now: datetime) -> int:
     try:
         when = datetime.fromisoformat(t)
     except ValueError:
-        raise StateError(f"--since {text!r} is not a time: give an ISO time such as 2026-11-20 or "
+        raise SourceStateError(f"--since {text!r} is not a time: give an ISO time such as 2026-11-20 or "
                          "2026-11-20T08:00:00Z, or a duration ago such as 90m, 12h or 3d") from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)

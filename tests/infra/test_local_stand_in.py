@@ -10,7 +10,7 @@ import pytest
 from infra import STACK_NAME
 from infra.contract import POLICY_OWNER_TAG
 from infra.local_stand_in import StandInError, deploy_to_moto, synth_template, write_outputs_file
-from s3sqs import metrics as job_metrics
+from s3sqs.job import metrics as job_metrics
 from ops.stack_outputs import StackOutputs, load_outputs
 from tests.infra.conftest import VARIANT_CONTEXT
 

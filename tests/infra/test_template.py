@@ -12,7 +12,7 @@ import json
 import pytest
 from aws_cdk.assertions import Match
 
-from s3sqs import metrics as job_metrics
+from s3sqs.job import metrics as job_metrics
 from tests.infra.conftest import VARIANT_CONTEXT
 
 REQUIRED_OUTPUTS = {"TopicArn", "SourceBucketName", "CheckpointBucketName", "ArtifactsBucketName",
@@ -463,7 +463,7 @@ def test_every_alarm_notifies_the_alarm_topic_and_falls_under_its_policy(which, 
 
 @pytest.mark.parametrize("which, name", CASES)
 def test_alarms_on_the_jobs_metrics_per_consumer(which, name, request):
-    """Quarantined files and failed queries come from the EMF lines the job logs (s3sqs.metrics), under the
+    """Quarantined files and failed queries come from the EMF lines the job logs (s3sqs.job.metrics), under the
     consumer's queue name."""
     tpl = request.getfixturevalue(which)
     cid, *_ = CONSUMERS[which][name]

@@ -5,9 +5,9 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from s3sqs.driver import Driver
-from s3sqs.options import OptionError, parse_options
-from s3sqs.planner import Limit
+from s3sqs.planning.controller import Controller
+from s3sqs.config.options import OptionError, parse_options
+from s3sqs.planning.planner import Limit
 from tests.support.aws import clients
 
 EXISTING, NEW = 2_500, 200  # three listing pages and more; bench figures come from larger runs
@@ -40,7 +40,7 @@ def bucket_with_history(moto_endpoint):
 
 def test_existing_and_announced_files_land_once_across_a_restart(bucket_with_history, moto_endpoint, tmp_path):
     s3, sqs, bucket, q = bucket_with_history
-    d = Driver(opts(moto_endpoint, bucket, q, tmp_path / "state"))
+    d = Controller(opts(moto_endpoint, bucket, q, tmp_path / "state"))
     t0 = time.monotonic()
     first_end = d.latest_offset(0, Limit(None, None))  # starts the listing and the intake
     first_batch_s = time.monotonic() - t0
@@ -50,14 +50,16 @@ def test_existing_and_announced_files_land_once_across_a_restart(bucket_with_his
                       Body=b"2\n")
     with ThreadPoolExecutor(4) as pool:
         list(pool.map(announce, range(NEW + 50)))
-    d._backfill.join(300)
+    deadline = time.monotonic() + 300
+    while d.backfill.running and time.monotonic() < deadline:
+        time.sleep(0.2)
     listing_s = time.monotonic() - t0
     deadline = time.monotonic() + 120
     while d.index.last_seq < EXISTING + NEW and time.monotonic() < deadline:
         time.sleep(0.5)
     d.close()  # a restart: the listing is complete, so it is not repeated; duplicates are ignored anyway
 
-    again = Driver(opts(moto_endpoint, bucket, q, tmp_path / "state"))
+    again = Controller(opts(moto_endpoint, bucket, q, tmp_path / "state"))
     end = again.latest_offset(first_end, Limit(None, None))
     files = again.files_between(0, end)
     keys = [f.key for f in files]
@@ -73,17 +75,17 @@ def test_existing_and_announced_files_land_once_across_a_restart(bucket_with_his
 
 def test_a_listing_cut_short_is_done_again_on_restart(bucket_with_history, moto_endpoint, tmp_path):
     s3, sqs, bucket, q = bucket_with_history
-    d = Driver(opts(moto_endpoint, bucket, q, tmp_path / "state", pathGlobFilter="*.csv"))
+    d = Controller(opts(moto_endpoint, bucket, q, tmp_path / "state", pathGlobFilter="*.csv"))
     d.open()
-    d._stopping.set()  # the listing stops after its first page, as if the job died there
-    d._run_backfill()
+    d.intake.stopping.set()  # the listing stops after its first page, as if the job died there
+    d.backfill.run()
     assert 0 < d.index.last_seq < EXISTING
     first_page = d.index.last_seq
-    d._stopping.clear()
+    d.intake.stopping.clear()
     d.close()
-    restarted = Driver(opts(moto_endpoint, bucket, q, tmp_path / "state", pathGlobFilter="*.csv"))
+    restarted = Controller(opts(moto_endpoint, bucket, q, tmp_path / "state", pathGlobFilter="*.csv"))
     restarted.open()
-    restarted._run_backfill()
+    restarted.backfill.run()
     assert restarted.index.last_seq >= EXISTING and restarted.index.stats["listed"] >= EXISTING + first_page
     keys = [f.key for f in restarted.index.records(1, restarted.index.last_seq)]
     assert len(keys) == len(set(keys))

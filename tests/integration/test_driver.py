@@ -3,9 +3,10 @@ import time
 
 import pytest
 
-from s3sqs.driver import Driver, ReprocessDryRunComplete
-from s3sqs.options import parse_options
-from s3sqs.planner import Limit
+from s3sqs.planning.controller import Controller
+from s3sqs.planning.reprocess import ReprocessDryRunComplete
+from s3sqs.config.options import parse_options
+from s3sqs.planning.planner import Limit
 from tests.support.aws import bucket_to_queue
 
 ALL = Limit(None, None)
@@ -15,15 +16,15 @@ def make_driver(w, state, **extra):
     opts = {"fileFormat": "csv", "queueUrl": w.queue_url, "stateLocation": str(state), "endpointUrl": w.endpoint,
             "queueRegion": "us-east-1", "sqs.longPollingWaitTimeSeconds": "1", "queueFetchWaitTimeoutSeconds": "3"}
     opts.update(extra)
-    d = Driver(parse_options(opts))
+    d = Controller(parse_options(opts))
     d.open()
     return d
 
 
 def drain(d):
     """What the intake does in the background, here in the foreground until the queue is empty."""
-    while msgs := d.queue.receive_round(5, 1):
-        d.ingest(msgs)
+    while msgs := d.intake.queue.receive_round(5, 1):
+        d.intake.ingest(msgs)
 
 
 def close(d):
@@ -75,7 +76,7 @@ def test_unparseable_message_is_kept_for_the_dlq_when_asked(moto_endpoint, tmp_p
     d = make_driver(w, tmp_path / "state", **{"sqs.keepMessageForConsumerError": "true",
                                               "sqs.visibilityTimeoutSeconds": "1"})
     for _ in range(3):
-        d.ingest(d.queue.receive_round(1, 1))
+        d.intake.ingest(d.intake.queue.receive_round(1, 1))
         time.sleep(1.2)
     dlq = w.sqs.receive_message(QueueUrl=w.dlq_url, WaitTimeSeconds=2).get("Messages", [])
     assert [m["Body"] for m in dlq] == ['{"not": "an event"}']

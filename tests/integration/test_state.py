@@ -1,8 +1,8 @@
 """The RocksDB file index and its incremental snapshots, on real RocksDB and a local store."""
 
-from s3sqs.files import S3File
-from s3sqs.snapshots import Snapshots, open_index, read_status
-from s3sqs.storage import LocalStore
+from s3sqs.core.files import S3File
+from s3sqs.state.snapshots import Snapshots, open_index, read_status
+from s3sqs.state.store import LocalStore
 
 
 def _file(i):

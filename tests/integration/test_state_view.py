@@ -5,19 +5,19 @@ import json
 import pyarrow as pa
 import pytest
 
-from s3sqs.driver import Driver
-from s3sqs.formats import Parsing
-from s3sqs.objects import Endpoint
-from s3sqs.options import parse_options
-from s3sqs.planner import Limit
-from s3sqs.reader import ReadSpec, read_partition
-from s3sqs.state_view import StateViewError, files_table, open_state, to_table
+from s3sqs.planning.controller import Controller
+from s3sqs.core.endpoint import Endpoint
+from s3sqs.reading.formats import FormatOptions
+from s3sqs.config.options import parse_options
+from s3sqs.planning.planner import Limit
+from s3sqs.reading.reader import ReadSpec, read_partition
+from s3sqs.state.view import StateViewError, files_table, open_state, to_table
 from tests.support.aws import bucket_to_queue
 
 
 def drain(d):
-    while msgs := d.queue.receive_round(5, 1):
-        d.ingest(msgs)
+    while msgs := d.intake.queue.receive_round(5, 1):
+        d.intake.ingest(msgs)
 
 
 @pytest.fixture(scope="module")
@@ -33,13 +33,13 @@ def checkpoint(moto_endpoint, tmp_path_factory):
                           "quarantineLocation": str(ck / "quarantine"), "endpointUrl": w.endpoint,
                           "queueRegion": "us-east-1", "sqs.longPollingWaitTimeSeconds": "1",
                           "maxFilesPerTrigger": "4"})
-    d = Driver(opts)
+    d = Controller(opts)
     d.open()
     drain(d)
     end0 = d.latest_offset(0, Limit(4, None))
     files = d.files_between(0, end0)
     w.s3.delete_object(Bucket=w.bucket, Key="in/gone.csv")  # deleted after it was announced
-    spec = ReadSpec(Parsing("csv"), Endpoint(w.endpoint, "us-east-1"), quarantine_location=opts.quarantine_location)
+    spec = ReadSpec(FormatOptions("csv"), Endpoint(w.endpoint, "us-east-1"), quarantine_location=opts.quarantine_location)
     list(read_partition(files, spec, pa.schema([("x", pa.int64())]), end0))  # what a task does
     _spark_logs(ck, 0, end0, committed=True)
     w.put("in/c.csv", b"5\n")

@@ -9,13 +9,14 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
+from s3sqs.core.endpoint import Endpoint
 from s3sqs.sinks import SinkError
 from s3sqs.sinks import iceberg as iceberg_module
 from s3sqs.sinks.config import CatalogConfig
 from s3sqs.sinks.delta import DeltaTarget
-from s3sqs.sinks.files import WriteSpec, write_partition
+from s3sqs.sinks.table_files import WriteSpec, write_partition
 from s3sqs.sinks.iceberg import MARKER_PREFIX, IcebergTarget, open_catalog
-from s3sqs.sinks.layout import table_arrow_schema
+from s3sqs.sinks.table_schema import table_arrow_schema
 from s3sqs.sinks.location import Location
 
 SCHEMA = T.StructType([T.StructField("id", T.LongType()), T.StructField("name", T.StringType()),
@@ -38,8 +39,7 @@ def batch_rows(start, n):
 def write(target, fmt, batch_id, rows, target_size=1 << 20):
     schema = table_arrow_schema(SCHEMA, fmt)
     spec = WriteSpec(fmt, target.write_location.uri, target.partition_by, target_size, batch_id,
-                     uuid.uuid4().hex[:12], "/unused", target.write_location.endpoint_url,
-                     target.write_location.region)
+                     uuid.uuid4().hex[:12], "/unused", target.write_location.endpoint)
     return write_partition([pa.RecordBatch.from_pylist(rows, schema=schema)], spec, schema, 0, 0)
 
 
@@ -161,7 +161,8 @@ def bucket(moto_endpoint):
 
 
 def test_delta_on_s3_commits_once_and_compacts(moto_endpoint, bucket):
-    target = DeltaTarget(Location.parse(f"s3://{bucket}/tables/orders", "--table", moto_endpoint, "us-east-1"),
+    endpoint = Endpoint(moto_endpoint, "us-east-1")
+    target = DeltaTarget(Location.parse(f"s3://{bucket}/tables/orders", "--table", endpoint),
                          ("day",))
     target.ensure(table_arrow_schema(SCHEMA, "delta"))
     for b in range(3):
@@ -177,10 +178,11 @@ def test_delta_on_s3_commits_once_and_compacts(moto_endpoint, bucket):
 
 
 def test_iceberg_in_glue_on_s3_commits_once_and_compacts(moto_endpoint, bucket):
-    warehouse = Location.parse(f"s3://{bucket}/warehouse", "--warehouse", moto_endpoint, "us-east-1")
-    catalog = open_catalog(CatalogConfig("glue", None, warehouse), moto_endpoint, "us-east-1")
+    endpoint = Endpoint(moto_endpoint, "us-east-1")
+    warehouse = Location.parse(f"s3://{bucket}/warehouse", "--warehouse", endpoint)
+    catalog = open_catalog(CatalogConfig("glue", None, warehouse), endpoint)
     name = f"lake_{uuid.uuid4().hex[:6]}.orders"
-    target = IcebergTarget(catalog, name, ("day",), warehouse, moto_endpoint, "us-east-1")
+    target = IcebergTarget(catalog, name, ("day",), warehouse, endpoint)
     target.ensure(table_arrow_schema(SCHEMA, "iceberg"))
     assert target.table().location() == f"s3://{bucket}/warehouse/{name.replace('.', '/')}"
     for b in range(3):

@@ -9,7 +9,7 @@ from botocore.exceptions import ClientError, EndpointConnectionError, NoCredenti
 
 from ops import cli
 from ops.errors import OperatorError
-from ops.names import did_you_mean
+from s3sqs.core.names import did_you_mean
 from ops.stack_outputs import OutputsError
 
 

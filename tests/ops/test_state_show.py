@@ -5,8 +5,8 @@ from datetime import datetime, timezone
 
 import pytest
 
-from ops.state import StateError, show
-from s3sqs.state_view import STATUSES, FileState
+from ops.state import SourceStateError, show
+from s3sqs.state.view import STATUSES, FileState
 
 NOW = datetime(2026, 11, 20, 12, 0, tzinfo=timezone.utc)
 MS = int(NOW.timestamp() * 1000)
@@ -28,7 +28,7 @@ def test_since_is_an_iso_time_or_a_duration_ago(text, ms):
 
 
 def test_since_that_is_not_a_time_says_what_is():
-    with pytest.raises(StateError, match=r"--since 'yesterday' is not a time: give an ISO time .* or a duration ago"):
+    with pytest.raises(SourceStateError, match=r"--since 'yesterday' is not a time: give an ISO time .* or a duration ago"):
         show.parse_since("yesterday", NOW)
 
 

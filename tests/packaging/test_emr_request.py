@@ -171,7 +171,7 @@ def test_table_sinks_and_the_transform_are_passed_to_the_job():
     ({"sink": "iceberg"}, "--sink iceberg needs --table namespace.table"),
     ({"sink": "iceberg", "table": "Raw.Orders"}, "stores names in lower case"),
     ({"sink": "delta", "table": "s3a://lake/t"}, "write s3://"),
-    ({"sink": "delta", "target_file_size": "huge"}, "--target-file-size 'huge' is not a size"),
+    ({"sink": "delta", "target_file_size": "huge"}, "--target-file-size must be a size like 512m.*got 'huge'"),
     ({"transform": "shop_rules:tidy"}, r"module 'shop_rules' is not in dist/.*package-job --transform-module"),
 ])
 def test_sink_mistakes_fail_at_submission(spec, message):

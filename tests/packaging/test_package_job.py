@@ -87,7 +87,7 @@ def test_environment_archive_layout(built_dist, local_target):
 def test_connector_zip_and_manifest(built_dist, local_target):
     with zipfile.ZipFile(built_dist.dist / "s3sqs.zip") as zf:
         names = zf.namelist()
-    assert "s3sqs/__init__.py" in names and "s3sqs/source.py" in names
+    assert "s3sqs/__init__.py" in names and "s3sqs/planning/source.py" in names
     assert not [n for n in names if "__pycache__" in n]
     assert (built_dist.dist / "job.py").read_bytes() == (REPO / "app" / "job.py").read_bytes()
     manifest = build.load_manifest(built_dist.dist)

@@ -1,31 +1,22 @@
 """ops/emr/preflight.py: submit-job checks the job's flags the way the job does. Pure, no AWS."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
+
+from s3sqs.job.flags import parse_job_args
+from s3sqs.job.main import source_options
 
 from ops.emr import SubmitError, preflight
 
-REPO = Path(__file__).resolve().parents[2]
 QUEUE = "https://sqs.eu-west-1.amazonaws.com/123456789012/orders"
-
-
-def load_job():
-    spec = importlib.util.spec_from_file_location("s3sqs_job_entry", REPO / "app" / "job.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
 
 
 def test_the_options_checked_are_the_ones_the_job_builds():
     """submit-job must not drift from app/job.py: same flags in, same source options out."""
-    job = load_job()
     flags = ["--queue-url", QUEUE, "--format", "csv", "--schema", "id LONG", "--checkpoint", "s3://ck/orders/",
              "--output", "s3://lake/orders", "--region", "eu-west-1", "--endpoint-url", "http://127.0.0.1:5000",
              "--option", "header=true", "--option", "maxFilesPerTrigger=500"]
-    expected = job.source_options(job.parse_args(flags))
+    expected = source_options(parse_job_args(flags))
     ours = preflight.job_source_options("csv", QUEUE, "s3://ck/orders/",
                                         preflight.option_pairs(("header=true", "maxFilesPerTrigger=500")),
                                         region="eu-west-1", endpoint_url="http://127.0.0.1:5000")

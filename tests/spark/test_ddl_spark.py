@@ -1,4 +1,4 @@
-"""s3sqs.ddl agrees with Spark's own parser, on the Spark version under test (make test runs both).
+"""s3sqs.config.ddl agrees with Spark's own parser, on the Spark version under test (make test runs both).
 
 Every VALID string of tests/unit/test_ddl.py parses in Spark to the same columns, types, nullability and
 comments; its canonical form (`Schema.ddl`) parses with StructType.fromDDL, which DataStreamReader.schema()
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from s3sqs.ddl import parse_schema
+from s3sqs.config.ddl import parse_schema
 from tests.unit.test_ddl import SPARK_REJECTS, VALID
 
 pytestmark = pytest.mark.spark

@@ -10,9 +10,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from s3sqs.completion import CompletionCheck
-from s3sqs.metrics import offset_seq
-from s3sqs.options import parse_options
+from s3sqs.job.completion import CompletionCheck
+from s3sqs.job.metrics import offset_seq
+from s3sqs.config.options import parse_options
 from tests.support.aws import bucket_to_queue
 from ops.sink import committed_rows
 from tests.support.spark import pyspark_version
@@ -26,7 +26,7 @@ def spark():
     os.environ["PYSPARK_PYTHON"] = sys.executable
     from pyspark.sql import SparkSession
 
-    from s3sqs.source import register
+    from s3sqs.planning.source import register
     session = (SparkSession.builder.master("local[2]").appName("s3sqs-tests")
                .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
                .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())

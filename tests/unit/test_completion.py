@@ -1,10 +1,12 @@
 """When is a run drained? Read from a checkpoint laid out as Spark writes it."""
 import pytest
 
-from s3sqs.completion import Progress, newest_batch
-from s3sqs.metrics import batch_metrics
-from s3sqs.report import batch_line, files_in
-from s3sqs.storage import LocalStore
+from s3sqs.core.vocabulary import FileStatus
+from s3sqs.job.batch_line import batch_line
+from s3sqs.job.completion import Progress
+from s3sqs.job.metrics import batch_metrics, batch_range
+from s3sqs.state.checkpoint import newest_batch
+from s3sqs.state.store import LocalStore
 
 
 def write_offset(ck, batch, seq):
@@ -46,14 +48,15 @@ def test_drained_needs_an_empty_queue_every_file_planned_and_the_last_batch_comm
 def test_the_batch_line_says_files_rows_bytes_speed_problems_costs_and_backlog():
     p = {"batchId": 4, "numInputRows": 12000, "durationMs": {"triggerExecution": 3000},
          "sources": [{"startOffset": {"seq": 100}, "endOffset": {"seq": 160}}]}
-    assert files_in(p) == 60 and files_in({"sources": [{"startOffset": None, "endOffset": '{"seq":7}'}]}) == 7
+    assert batch_range(p) == (100, 160)
+    assert batch_range({"sources": [{"startOffset": None, "endOffset": '{"seq":7}'}]}) == (0, 7)
     before = {"stats": {"duplicate": 10, "too_old": 1, "plan_ms": 500, "snapshots": 4, "snapshot_ms": 80}}
     now = {"stats": {"duplicate": 15, "too_old": 2, "glob_mismatch": 1, "messages_unparseable": 1, "plan_ms": 620,
                      "snapshots": 7, "snapshot_ms": 125},
            "recent_batches": [[40, 100, 1], [100, 160, 1258291]]}
     depth = {"ApproximateNumberOfMessages": 40, "ApproximateNumberOfMessagesNotVisible": 2,
              "ApproximateNumberOfMessagesDelayed": 0}
-    m = batch_metrics(p, before, now, {"quarantined": 1, "missing": 0, "malformed rows": 3}, depth, 200, 160)
+    m = batch_metrics(p, before, now, {FileStatus.QUARANTINED: 1, FileStatus.MISSING: 0, FileStatus.MALFORMED_ROWS: 3}, depth, 200, 160)
     assert batch_line(m) == (
         "[job] batch 4: 60 files, 12,000 rows, 1.2 MiB in 3.0 s (4,000 rows/s); 1 quarantined, 3 malformed rows; "
         "skipped since the last batch: 5 duplicates, 2 filtered, 1 unparseable messages; planning 120 ms, "
@@ -61,6 +64,6 @@ def test_the_batch_line_says_files_rows_bytes_speed_problems_costs_and_backlog()
 
 
 def test_a_slow_batch_reads_as_a_fraction_not_zero_rows_per_second():
-    from s3sqs.report import rate
+    from s3sqs.job.batch_line import rate
     assert rate(2, 4.3, "rows") == "0.5 rows/s" and rate(0, 4.3, "rows") == "0 rows/s"
     assert rate(12000, 3.0, "rows") == "4,000 rows/s" and rate(5, 0, "rows") == "-"

@@ -1,4 +1,4 @@
-"""s3sqs.ddl: Spark DDL schema strings parsed without Spark.
+"""s3sqs.config.ddl: Spark DDL schema strings parsed without Spark.
 
 The tables below are also run through Spark itself (tests/spark/test_ddl_spark.py): every VALID string must
 parse there to the same columns, and every SPARK_REJECTS string must fail there too. REFUSED holds what Spark
@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from s3sqs.ddl import SchemaError, parse_schema
+from s3sqs.config.ddl import SchemaError, parse_schema
 
 # (DDL, [(name, Spark simpleString, nullable, comment)])
 VALID = [

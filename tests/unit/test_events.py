@@ -4,7 +4,7 @@ from pathlib import Path
 
 import pytest
 
-from s3sqs.events import MessageParseError, parse_body
+from s3sqs.planning.events import MessageParseError, parse_body
 
 BODIES = json.loads((Path(__file__).parent.parent / "data" / "moto_message_bodies.json").read_text())
 

@@ -1,4 +1,4 @@
-"""Parsing files into the declared columns, and malformed rows in each mode, on real pyarrow."""
+"""Reading files into the declared columns, and malformed rows in each mode, on real pyarrow."""
 import io
 import json
 
@@ -6,8 +6,20 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from s3sqs.formats import DROPMALFORMED, FAILFAST, PERMISSIVE, MalformedFile, Parsing, parse
-from s3sqs.objects import classify
+from s3sqs.core.vocabulary import Mode
+from s3sqs.reading.filesystems import classify
+from s3sqs.reading.formats import FormatOptions as Parsing
+from s3sqs.reading.formats import MalformedFile, empty, reader_of
+
+PERMISSIVE, DROPMALFORMED, FAILFAST = Mode.PERMISSIVE, Mode.DROPMALFORMED, Mode.FAILFAST
+
+
+def parse(data: pa.Buffer, fields, fo):
+    """A whole file held in memory through its format's reader, as the executors read it."""
+    if data.size == 0:
+        return empty(fields)
+    reader = reader_of(fo.file_format)
+    return reader.read(pa.BufferReader(data) if reader.RANDOM_ACCESS else data, fields, fo)
 
 FIELDS = [pa.field("id", pa.int64()), pa.field("name", pa.string())]
 

@@ -3,8 +3,10 @@ import json
 
 import pytest
 
-from s3sqs import metrics
-from s3sqs.metrics import BatchMetrics, batch_metrics, emf_document, failure_document, offset_seq
+from s3sqs.config.options import name_in_queue_url
+from s3sqs.core.vocabulary import FileStatus
+from s3sqs.job import metrics
+from s3sqs.job.metrics import BatchMetrics, batch_metrics, emf_document, failure_document, offset_seq
 
 DEPTH = {"ApproximateNumberOfMessages": 7, "ApproximateNumberOfMessagesNotVisible": 3,
          "ApproximateNumberOfMessagesDelayed": 1}
@@ -30,7 +32,8 @@ def test_a_batch_is_its_offsets_rows_and_what_the_source_did_since_the_last_repo
     now = {"stats": {"duplicate": 6, "too_old": 2, "glob_mismatch": 3, "messages_unparseable": 2,
                      "plan_ms": 145, "snapshots": 5, "snapshot_ms": 52, "new": 25},
            "recent_batches": [[0, 10, 999], [10, 25, 4096]]}
-    m = batch_metrics(progress(), before, now, {"quarantined": 1, "missing": 2, "malformed rows": 4}, DEPTH,
+    m = batch_metrics(progress(), before, now, {FileStatus.QUARANTINED: 1, FileStatus.MISSING: 2,
+                                                            FileStatus.MALFORMED_ROWS: 4}, DEPTH,
                       recorded=40, logged=25)
     assert m == BatchMetrics(batch_id=2, start=10, end=25, files=15, bytes=4096, rows=300, batch_ms=1500,
                              duplicates=4, filtered=4, unparseable=2, planning_ms=45, snapshots=2, snapshot_ms=22,
@@ -78,4 +81,4 @@ def test_a_failed_query_is_one_query_failure():
     ("http://127.0.0.1:5000/123456789012/t-abc/", "t-abc"),
 ])
 def test_the_dimension_is_the_queue_name(url, name):
-    assert metrics.queue_name(url) == name
+    assert name_in_queue_url(url) == name

@@ -2,10 +2,10 @@
 import io
 import json
 
-from s3sqs.completion import Progress
-from s3sqs.monitor import BatchMonitor
-from s3sqs.snapshots import Snapshots, read_status
-from s3sqs.storage import LocalStore
+from s3sqs.job.completion import Progress
+from s3sqs.job.monitor import BatchMonitor
+from s3sqs.state.snapshots import Snapshots, read_status
+from s3sqs.state.store import LocalStore
 
 
 class FakeCheck:

@@ -1,6 +1,6 @@
 import pytest
 
-from s3sqs.options import OptionError, parse_options, region_from_queue_url
+from s3sqs.config.options import OptionError, parse_options, region_from_queue_url
 
 BASE = {"fileFormat": "csv", "queueUrl": "https://sqs.eu-west-1.amazonaws.com/123456789012/q",
         "stateLocation": "s3://ck/state/"}

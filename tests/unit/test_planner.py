@@ -2,10 +2,11 @@ from datetime import datetime, timedelta, timezone
 
 import json
 
-from s3sqs.events import parse_body
-from s3sqs.files import S3File, ms
-from s3sqs.planner import (DUPLICATE, GLOB_MISMATCH, NEW, TOO_OLD, Limit, batch_end, batch_limit, decide, dedup_key,
-                           glob_matches, intake_room, next_polls, pack, plan_round, poll_wait, polls_for)
+from s3sqs.core.files import S3File, dedup_key
+from s3sqs.core.units import to_ms as ms
+from s3sqs.planning.events import parse_body
+from s3sqs.planning.planner import (DUPLICATE, GLOB_MISMATCH, NEW, TOO_OLD, Limit, batch_end, batch_limit, decide,
+                                    glob_matches, intake_room, next_polls, pack, plan_round, poll_wait, polls_for)
 
 NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
 

@@ -4,12 +4,14 @@ import os
 import pytest
 
 from s3sqs.sinks import SinkError
-from s3sqs.sinks.config import add_arguments, sink_config
+from s3sqs.job.flags import OUTPUT
+from s3sqs.sinks.config import sink_config
 
 
 def parse(*argv, output="/data/out", partition_by=()):
     p = argparse.ArgumentParser()
-    add_arguments(p)
+    for flag in OUTPUT:
+        flag.add_to(p)
     args = p.parse_args(list(argv))
     args.output, args.partition_by, args.endpoint_url, args.region = output, list(partition_by), None, "eu-west-1"
     return sink_config(args)
@@ -27,7 +29,7 @@ def test_parquet_is_the_default_and_writes_to_output():
 def test_delta_table_is_a_location_defaulting_to_output():
     assert parse("--sink", "delta").table.uri == "/data/out"
     cfg = parse("--sink", "delta", "--table", "s3://lake/orders/", "--target-file-size", "64m")
-    assert (cfg.table.uri, cfg.table.region, cfg.target_file_size) == ("s3://lake/orders", "eu-west-1", 64 << 20)
+    assert (cfg.table.uri, cfg.table.endpoint.region, cfg.target_file_size) == ("s3://lake/orders", "eu-west-1", 64 << 20)
     assert parse("--sink", "delta", "--table", "rel/t").table.uri == os.path.abspath("rel/t")
     with pytest.raises(SinkError, match=r"only local paths and s3:// URIs.*write s3://"):
         parse("--sink", "delta", "--table", "s3a://lake/orders")
@@ -64,7 +66,7 @@ def test_iceberg_sql_catalog_needs_its_url_and_a_warehouse():
 def test_catalog_flags_belong_to_iceberg_and_sizes_are_checked():
     with pytest.raises(SinkError, match="--warehouse applies to --sink iceberg only"):
         parse("--sink", "delta", "--warehouse", "/wh")
-    with pytest.raises(SinkError, match="--target-file-size '12 parsecs' is not a size"):
+    with pytest.raises(SinkError, match="--target-file-size must be a size like 512m.*got '12 parsecs'"):
         parse("--sink", "delta", "--target-file-size", "12 parsecs")
     with pytest.raises(SinkError, match="out of range"):
         parse("--sink", "delta", "--target-file-size", "3g")

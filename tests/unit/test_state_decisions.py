@@ -3,10 +3,9 @@ the state and quarantine live, and the Arrow table for notebooks. (On real state
 import pyarrow as pa
 import pytest
 
-from s3sqs.listing import LISTED
-from s3sqs.state_view import (
-    BatchIndex, FileState, StateViewError, file_status, iso, key_query, locations, origin, to_table,
-)
+from s3sqs.core.files import LISTED, S3File
+from s3sqs.core.units import iso
+from s3sqs.state.view import BatchIndex, FileState, StateViewError, file_status, key_query, locations, origin, to_table
 
 
 @pytest.mark.parametrize("seq, planned, committed_through, problem, status", [
@@ -24,8 +23,8 @@ def test_a_files_status_follows_where_it_stands(seq, planned, committed_through,
 
 
 def test_origin_tells_listed_files_from_announced_ones():
-    assert origin(LISTED) == "listing"
-    assert origin("ObjectCreated:Put") == origin(None) == "notification"
+    assert origin(S3File("b", "k", event_name=LISTED)) == "listing"
+    assert origin(S3File("b", "k", event_name="ObjectCreated:Put")) == origin(S3File("b", "k")) == "notification"
 
 
 def test_batches_are_found_by_seq_and_named_by_sparks_batch_id():

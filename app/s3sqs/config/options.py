@@ -59,7 +59,7 @@ class SourceOptions(BaseModel):
     path_glob_filter: Text | None = Field(None, alias="pathGlobFilter")
     base_path: Text | None = Field(None, alias="basePath")
     partition_columns: tuple[str, ...] = Field((), alias="partitionColumns")
-    queue_fetch_wait_timeout_seconds: Number(0) | None = Field(None, alias="queueFetchWaitTimeoutSeconds")
+    queue_fetch_wait_timeout_seconds: Number(0) | None = Field(None, alias="queueFetchWaitTimeoutSeconds")  # 2 polls
     long_poll_wait_seconds: Int(0, 20) = Field(10, alias="sqs.longPollingWaitTimeSeconds")
     max_concurrency: Int(1, 1000) = Field(50, alias="sqs.maxConcurrency")
     max_retries: Int(0, 100) = Field(10, alias="sqs.maxRetries")
@@ -153,6 +153,8 @@ class SourceOptions(BaseModel):
             name = "includeExistingFiles" if self.include_existing_files else "backfillInterval"
             raise ValueError(f"option '{name}' lists the files under basePath; set basePath to the prefix to list, "
                              "e.g. .option('basePath', 's3://my-bucket/landing/')")
+        if self.queue_fetch_wait_timeout_seconds is None:  # two long polls: a default that follows another option
+            object.__setattr__(self, "queue_fetch_wait_timeout_seconds", 2.0 * self.long_poll_wait_seconds)
         return self
 
     # -- derived --
@@ -163,12 +165,6 @@ class SourceOptions(BaseModel):
     @property
     def endpoint(self) -> Endpoint:
         return Endpoint(self.endpoint_url, self.queue_region, self.max_retries + 1)
-
-    @property
-    def fetch_wait_seconds(self) -> float:
-        """How long the first batch waits for the queue to run dry: 2 long polls unless set."""
-        t = self.queue_fetch_wait_timeout_seconds
-        return 2 * self.long_poll_wait_seconds if t is None else t
 
 
 _FIELDS_BY_OPTION = {f.alias or name: name for name, f in SourceOptions.model_fields.items()}
@@ -245,7 +241,7 @@ def region_from_queue_url(url: str) -> str | None:
     return m.group(1) if m else None
 
 
-def queue_name(queue_url: str) -> str:
+def name_in_queue_url(queue_url: str) -> str:
     """`https://sqs.eu-west-1.amazonaws.com/123456789012/orders` -> `orders`."""
     return urlparse(queue_url).path.rstrip("/").rsplit("/", 1)[-1]
 

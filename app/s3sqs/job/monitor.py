@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import sys
 
-from ..config.options import queue_name
+from ..config.options import name_in_queue_url
 from ..core.units import now_ms
 from ..state.snapshots import read_status
 from . import metrics
@@ -18,7 +18,7 @@ class BatchMonitor:
 
     def __init__(self, check: CompletionCheck, queue_url: str, out=None):
         self.check = check
-        self.queue = queue_name(queue_url)
+        self.queue = name_in_queue_url(queue_url)
         self.out = out or sys.stdout
         self.status = read_status(check.state)  # counters before the first report: not this run's doing
         self.reported: int | None = None  # the last batch id reported

@@ -36,6 +36,14 @@ class Controller:
         self.available_now_target: int | None = None
         self._seen_batches: dict[int, int] = {}   # batches Spark read, to record at the next plan
         self._open_lock = threading.Lock()
+        self._requeued = False
+
+    def ready(self) -> None:
+        """Open, and on a reprocess run re-queue its batches first (once)."""
+        self.open()
+        if self.opts.reprocessing and not self._requeued:
+            self._requeued = True
+            reprocess.requeue(self.opts, self.ledger)
 
     def open(self) -> None:
         with self._open_lock:
@@ -48,8 +56,6 @@ class Controller:
             self.intake = Intake(o, ledger, queue)
             self.backfill = Backfill(o, ledger, self.intake.stopping)
             self.commits = Commits(o, ledger)
-            if o.reprocessing:
-                reprocess.requeue(o, ledger)
             log.info("s3-sqs source on %s: %d files tracked, committed up to %d (Python %s)",
                      o.queue_url, ledger.index.last_seq, ledger.index.committed_seq, sys.executable)
 
@@ -69,12 +75,12 @@ class Controller:
 
     # -- offsets --
     def initial_offset(self) -> int:
-        self.open()
+        self.ready()
         return self.ledger.index.committed_seq
 
     def latest_offset(self, start: int | None, limit: planner.Limit) -> int:
         t0 = time.perf_counter()
-        self.open()
+        self.ready()
         for error in (self.intake.error, self.backfill.error):
             if error is not None:
                 raise error
@@ -126,7 +132,7 @@ class Controller:
     def prepare_available_now(self) -> None:
         """Receive until the queue is empty, or holds only messages sent after this call, so the run
         drains all that was announced at its start."""
-        self.open()
+        self.ready()
         if not self.opts.reprocessing:
             if self.backfill.due():
                 self.backfill.run()
@@ -144,7 +150,7 @@ class Controller:
             return
         self.intake.start()
         now = time.monotonic()
-        deadline, settle = now + self.opts.fetch_wait_seconds, now + LISTING_SETTLE_SECONDS
+        deadline, settle = now + self.opts.queue_fetch_wait_timeout_seconds, now + LISTING_SETTLE_SECONDS
 
         def listing_pending() -> bool:
             return self.backfill.running and (self.backfill.pages == 0 or time.monotonic() < settle)

@@ -7,6 +7,7 @@ typed and checked by pydantic (config/fields.py).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
@@ -25,9 +26,8 @@ MAX_TARGET_FILE_SIZE = 2 << 30
 _IDENTIFIER_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)+$")
 
 
-class CatalogConfig(BaseModel):
-    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
-
+@dataclass(frozen=True)
+class CatalogConfig:
     kind: str
     uri: str | None = None
     warehouse: Location | None = None

@@ -96,7 +96,7 @@ class TableSink:
             partition_by=self.cfg.partition_by, target_file_size=self.cfg.target_file_size, batch_id=batch_id,
             write_id=uuid.uuid4().hex[:12],
             handoff=os.path.join(self.handoff_dir, f"batch-{batch_id}.json"),
-            endpoint_url=self.endpoint.url, region=self.endpoint.region)
+            endpoint=self.endpoint)
         rows = batch_df.hint("rebalance", *self.cfg.partition_by)
         rows.write.format(FORMAT_NAME).mode("append").option("spec", spec.to_option()).save()
         try:

@@ -45,8 +45,7 @@ class WriteSpec:
     batch_id: int
     write_id: str                    # unique per write attempt of a batch
     handoff: str                     # local file on the driver that receives the list of files
-    endpoint_url: str | None = None
-    region: str | None = None
+    endpoint: Endpoint = Endpoint()
 
     def to_option(self) -> str:
         return json.dumps(asdict(self))
@@ -55,11 +54,12 @@ class WriteSpec:
     def from_option(cls, text: str) -> "WriteSpec":
         d = json.loads(text)
         d["partition_by"] = tuple(d["partition_by"])
+        d["endpoint"] = Endpoint(**d["endpoint"])
         return cls(**d)
 
     @property
     def target(self) -> Location:
-        return Location(self.location, Endpoint(self.endpoint_url, self.region))
+        return Location(self.location, self.endpoint)
 
 
 class TableFilesDataSource(DataSource):

@@ -49,7 +49,7 @@ def _patch_stream(module) -> None:
     module.TableSink.__call__ = __call__
 
 
-_PATCHES = {"s3sqs.sinks.files": _patch_files, "s3sqs.sinks.stream": _patch_stream}
+_PATCHES = {"s3sqs.sinks.table_files": _patch_files, "s3sqs.sinks.stream": _patch_stream}
 
 
 class _Finder(importlib.abc.MetaPathFinder):

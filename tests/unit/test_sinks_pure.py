@@ -5,9 +5,12 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
-from s3sqs.sinks.layout import (NULL_PARTITION, FileSizes, FileStats, SinkError, TableFile,
-                                check_partition_columns, conform, data_file_name, file_schema, partition_path,
-                                partition_string, plan_compaction, split_by_keys, table_arrow_schema)
+from s3sqs.core.files import NULL_PARTITION
+from s3sqs.sinks.compaction import FileSizes, TableFile, plan_compaction
+from s3sqs.sinks.paths import data_file_name, partition_path, partition_string, split_by_keys
+from s3sqs.sinks.stats import FileStats
+from s3sqs.sinks.table_schema import check_partitioning, file_schema, fit_to, table_arrow_schema
+from s3sqs.sinks.target import SinkError
 
 SPARK_SCHEMA = T.StructType([
     T.StructField("id", T.LongType(), False), T.StructField("small", T.ShortType()),
@@ -49,7 +52,7 @@ def test_conform_selects_by_name_and_casts_to_the_table_types():
     batch = pa.RecordBatch.from_pydict({
         "name": pa.array(["a"], pa.large_string()), "extra": [1],
         "at": pa.array([0], pa.timestamp("us", tz="Europe/Berlin")), "id": pa.array([7], pa.int32())})
-    out = conform(batch, target)
+    out = fit_to(batch, target)
     assert out.schema == target and out.to_pylist() == [
         {"id": 7, "at": dt.datetime(1970, 1, 1, tzinfo=dt.timezone.utc), "name": "a"}]
 
@@ -81,12 +84,12 @@ def test_split_by_keys_groups_rows_by_partition_value_with_nulls():
 def test_check_partition_columns_names_the_flag():
     schema = T.StructType([T.StructField("id", T.LongType()), T.StructField("amount", T.DoubleType())])
     with pytest.raises(SinkError, match=r"--partition-by columns \['day'\] are not in the output"):
-        check_partition_columns(schema, ("day",))
+        check_partitioning(schema, ("day",))
     with pytest.raises(SinkError, match=r"--partition-by column 'amount' has type double"):
-        check_partition_columns(schema, ("amount",))
+        check_partitioning(schema, ("amount",))
     with pytest.raises(SinkError, match="at least one data column"):
-        check_partition_columns(T.StructType([T.StructField("id", T.LongType())]), ("id",))
-    check_partition_columns(schema, ("id",))
+        check_partitioning(T.StructType([T.StructField("id", T.LongType())]), ("id",))
+    check_partitioning(schema, ("id",))
 
 
 def test_delta_stats_are_exact_where_readers_trust_them():
