@@ -1,16 +1,25 @@
-"""The stack's settings, parsed once from cdk.json context into frozen dataclasses.
+"""The stack's settings, parsed once from cdk.json context into frozen pydantic models.
 
-Every error names the context key (for example `consumers[1].maxReceiveCount`) and says what is
-allowed, so a bad value fails `cdk synth` before any construct is built. Values given on the command
-line with `-c key=value` arrive as strings; JSON objects and lists are accepted in that form too.
+Every error is one line that names the context key (for example `consumers[1].maxReceiveCount`), says what
+is allowed and, for an unknown key, suggests the nearest known one, so a bad value fails `cdk synth` before
+any construct is built. Values given on the command line with `-c key=value` arrive as strings; JSON objects
+and lists are accepted in that form too.
 """
 from __future__ import annotations
 
-import difflib
 import json
 import re
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Annotated, Any, Callable, Mapping
+
+from pydantic import (
+    AfterValidator, BaseModel, BeforeValidator, ConfigDict, Field, TypeAdapter, ValidationError, ValidationInfo,
+    field_validator, model_validator,
+)
+from pydantic_core import InitErrorDetails, PydanticCustomError, PydanticUseDefault
+
+from s3sqs.config.fields import one_line
+from s3sqs.core.names import did_you_mean
 
 from infra.contract import (
     ACCOUNT_ID_RE, CONSUMER_NAME_RE, account_grant_conditions, CONSUMER_NAME_RULE, DEFAULT_MAX_RECEIVE_COUNT, ORG_ID_RE, PRINCIPAL_PATTERN_RE,
@@ -18,15 +27,7 @@ from infra.contract import (
 
 # Top-level context keys this module owns. Any other key must be CDK's own (below), so that a typo such as
 # `alarm` for `alarms` fails synth instead of silently leaving the defaults in place.
-CONTEXT_KEYS = (
-    "sourceBucket",
-    "eventFilter",
-    "consumers",
-    "crossAccountPrincipals",
-    "kms",
-    "emr",
-    "alarms",
-)
+CONTEXT_KEYS = ("sourceBucket", "eventFilter", "consumers", "crossAccountPrincipals", "kms", "emr", "alarms")
 # CDK's own context: feature flags (@aws-cdk/..., @aws-cdk-containers/...), what the CLI passes (aws:cdk:*, such
 # as aws:cdk:version-reporting), and older aws-cdk:* switches.
 CDK_CONTEXT_PREFIXES = ("@aws-cdk", "aws:cdk:", "aws-cdk:")
@@ -46,56 +47,235 @@ _PRINCIPAL_RE = re.compile(r"^arn:aws[a-z\-]*:iam::(\d{12}):(root|role/[\w+=,.@/
 _RELEASE_RE = re.compile(r"^emr-(?:spark-)?(\d+)\.(\d+)\.(\d+)$")
 # Glue stores database names in lower case; Athena also reads only these characters.
 _GLUE_DATABASE_RE = re.compile(r"^[a-z0-9_]{1,255}$")
-_KEY_ARN_RE = re.compile(r"^arn:aws[a-z\-]*:kms:[a-z0-9\-]+:\d{12}:key/[0-9a-f\-]{36}$")
 # What SNS takes as an e-mail endpoint, roughly: a local part, @, and a domain with a dot in it.
 _EMAIL_RE = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
                        r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$")
 MAX_ALARM_EMAILS = 20
+_LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557,
+                       2922, 3288, 3653)
 
 
 class ConfigError(ValueError):
     """A context value is missing or not allowed; the message names the key."""
 
 
-@dataclass(frozen=True)
-class SourceBucketConfig:
+# --- values ----------------------------------------------------------------------------------------
+# Validators raise ValueError("<what is wrong>; allowed: ..."); parse_config puts the key in front (one_line).
+# Not s3sqs.config.fields' Int, Choice and Text: cdk.json has always been stricter than Spark's string options
+# (a number is not a string, "arm64" is not ARM64, "+5" is not 5) and worded its errors as "expected integer"
+# and "allowed: ...", which operators and tests know.
+
+_KIND_NAMES = {dict: "object", list: "list", str: "string", int: "integer"}
+
+
+def _expect(value: Any, kind: type) -> Any:
+    """`value` if it is a `kind`, never converted; an object or list may come as JSON text, as `-c` passes it."""
+    if isinstance(value, str) and kind in (dict, list):
+        try:
+            value = json.loads(value)
+        except json.JSONDecodeError as e:
+            raise ValueError(f"expected a JSON {_KIND_NAMES[kind]}, got unparsable text ({e.msg})") from None
+    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
+        raise ValueError(f"expected {_KIND_NAMES[kind]}, got {type(value).__name__} {value!r}")
+    return value
+
+
+def _error_at(loc: tuple, message: str) -> ValidationError:
+    """An error on a key below the value being checked (a list's item, a consumer's name), for checks that
+    need more than that key's own value; pydantic puts the checked value's key in front of `loc`."""
+    # The message goes in as context, not as the template: it may hold braces, such as a JSON example.
+    error = PydanticCustomError("config", "{message}", {"message": message})
+    return ValidationError.from_exception_data("config", [InitErrorDetails(type=error, loc=loc, input=None)])
+
+
+def _string(value: Any) -> str:
+    if value is None:  # null in the context leaves the default, as leaving the key out does
+        raise PydanticUseDefault()
+    return _expect(value, str)
+
+
+def _allowed(ok: Callable[[Any], Any], allowed: str) -> AfterValidator:
+    """Refuses a value `ok` rejects, as "<value> is not allowed; allowed: <allowed>"."""
+    def check(value: Any) -> Any:
+        if not ok(value):
+            raise ValueError(f"{value!r} is not allowed; allowed: {allowed}")
+        return value
+    return AfterValidator(check)
+
+
+def _each(items: list, check: Callable[[Any, list], Any]) -> tuple:
+    """Each item checked in order, knowing those before it; an error names the item's index."""
+    out: list = []
+    for i, item in enumerate(items):
+        try:
+            out.append(check(item, out))
+        except ValueError as e:
+            raise _error_at((i,), str(e)) from None
+    return tuple(out)
+
+
+def _Int(lo: int, hi: int):  # noqa: N802 (a type, as pydantic spells them)
+    """An integer from `lo` to `hi`, or a string of digits; never a boolean."""
+    def parse(value: Any) -> int:
+        if isinstance(value, str) and value.strip().lstrip("-").isdigit():
+            try:
+                value = int(value)
+            except ValueError:  # "--5", "²": digits to isdigit(), not to int(); refused below
+                pass
+        value = _expect(value, int)
+        if not lo <= value <= hi:
+            raise ValueError(f"{value} is out of range; allowed: an integer from {lo} to {hi}")
+        return value
+    return Annotated[int, BeforeValidator(parse)]
+
+
+_Str = Annotated[str, BeforeValidator(_string)]
+_ListedStr = Annotated[str, BeforeValidator(lambda v: _expect(v, str))]  # in a list, null is not "not given"
+_KeyPart = Annotated[_Str, _allowed(lambda v: len(v) <= 512 and _KEY_PART_RE.match(v), (
+    "up to 512 characters from A-Z a-z 0-9 / _ . - (S3 URL-encodes other characters in event keys, so filters "
+    "on them would not match)"))]
+
+
+def _Choice(*choices: str):  # noqa: N802
+    """One of `choices`, exactly as spelled."""
+    return Annotated[_Str, _allowed(choices.__contains__, ", ".join(map(repr, choices)))]
+
+
+def _Matching(pattern: re.Pattern, allowed: str):  # noqa: N802
+    return Annotated[_Str, _allowed(pattern.match, allowed)]
+
+
+def _Required(pattern: re.Pattern, allowed: str):  # noqa: N802
+    """A string `pattern` matches, that must be given: left out or null, it is refused as None."""
+    def check(value: Any) -> str:
+        if value is None or not pattern.match(_expect(value, str)):
+            raise ValueError(f"{value!r} is not allowed; allowed: {allowed}")
+        return value
+    return Annotated[str, BeforeValidator(check)]
+
+
+# --- sections --------------------------------------------------------------------------------------
+# Fields are listed in the order their keys are documented: "allowed keys" lists them so, and the first
+# bad value in that order is the one reported.
+
+class _Section(BaseModel):
+    """A context object, given as an object or as JSON text, with only the keys its fields name (aliases)."""
+
+    model_config = ConfigDict(frozen=True)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_keys(cls, raw: Any) -> dict:
+        obj = _expect(raw, dict)
+        allowed = [f.alias or name for name, f in cls.model_fields.items()]
+        unknown = sorted(set(obj) - set(allowed))
+        if unknown:
+            named = ", ".join(k + did_you_mean(k, allowed) for k in unknown)
+            raise ValueError(f"unknown key(s) {named}; allowed keys: {', '.join(allowed)}")
+        # A left-out key whose default must be checked too goes in with that default, so that an error names
+        # the key (accountId): on a default itself, pydantic would name the field (account_id).
+        checked = {f.alias or name: f.default for name, f in cls.model_fields.items() if f.validate_default}
+        return {**checked, **obj}
+
+
+class SourceBucketConfig(_Section):
     """`mode` "new" creates the bucket; "import" uses an existing bucket in the stack's account."""
 
-    mode: str
-    bucket_name: str | None = None
+    mode: _Choice("new", "import") = "new"
+    bucket_name: str | None = Field(None, alias="bucketName", validate_default=True)
+
+    @field_validator("bucket_name", mode="before")
+    @classmethod
+    def _bucket_name(cls, name: Any, info: ValidationInfo) -> str | None:
+        name = None if name is None else _expect(name, str)
+        mode = info.data.get("mode")
+        if mode == "import" and not name:
+            raise ValueError('required when sourceBucket.mode is "import"; allowed: an existing bucket name')
+        if mode == "new" and name is not None:
+            raise ValueError('only allowed when sourceBucket.mode is "import"; a new bucket gets a generated name')
+        if name is not None and (not _BUCKET_RE.match(name) or ".." in name):
+            raise ValueError(f"{name!r} is not a valid S3 bucket name; allowed: 3-63 of a-z 0-9 . -")
+        return name
 
     @property
     def imported(self) -> bool:
         return self.mode == "import"
 
 
-@dataclass(frozen=True)
-class EventFilterConfig:
-    prefix: str = ""
-    suffix: str = ""
+class EventFilterConfig(_Section):
+    prefix: _KeyPart = ""
+    suffix: _KeyPart = ""
 
 
-@dataclass(frozen=True)
-class AccountAccessConfig:
-    """An explicit grant to a consumer's whole account, narrowed by conditions on the calling principal."""
+class AccountAccessConfig(_Section):
+    """An explicit grant to a consumer's whole account, narrowed by conditions on the calling principal.
+    Validated with the consumer's account id as context "account": the patterns must lie within it."""
 
-    principal_arn_like: tuple[str, ...] = ()
-    principal_org_id: str | None = None
+    principal_arn_like: tuple[_ListedStr, ...] = Field((), alias="principalArnLike")
+    principal_org_id: _Matching(ORG_ID_RE, "an AWS Organizations id like 'o-a1b2c3d4e5'") | None = Field(
+        None, alias="principalOrgId")
+
+    @field_validator("principal_arn_like", mode="before")
+    @classmethod
+    def _list(cls, raw: Any) -> list:
+        return _expect(raw, list)
+
+    @field_validator("principal_arn_like")
+    @classmethod
+    def _in_account(cls, patterns: tuple[str, ...], info: ValidationInfo) -> tuple[str, ...]:
+        account = info.context["account"]
+
+        def check(pattern: str, _: list) -> str:
+            m = PRINCIPAL_PATTERN_RE.match(pattern)
+            if not m or m.group("account") != account:
+                raise ValueError(f"{pattern!r} is not allowed; allowed: an IAM role or user ARN pattern in account "
+                                 f"{account}, such as 'arn:aws:iam::{account}:role/ingest-*'")
+            return pattern
+        return _each(list(patterns), check)
+
+    @model_validator(mode="after")
+    def _has_condition(self, info: ValidationInfo) -> AccountAccessConfig:
+        if not self.principal_arn_like and self.principal_org_id is None:
+            raise ValueError(
+                f"grants account {info.context['account']} with no condition; allowed: principalArnLike (a list of "
+                "role ARN patterns) and/or principalOrgId, which every statement of the grant then requires")
+        return self
 
     def conditions(self) -> dict:
         return account_grant_conditions(self.principal_arn_like, self.principal_org_id)
 
 
-@dataclass(frozen=True)
-class ConsumerConfig:
-    name: str
-    account_id: str
-    prefix: str = ""
-    max_receive_count: int = DEFAULT_MAX_RECEIVE_COUNT
-    visibility_timeout_seconds: int = 300
-    account_access: AccountAccessConfig | None = None
+class ConsumerConfig(_Section):
+    """Validated with the event filter as context "event_filter" (when it is valid): a consumer's prefix
+    must lie within the filter's, or the consumer would never receive an event."""
+
+    name: _Required(CONSUMER_NAME_RE, CONSUMER_NAME_RULE) = Field(None, validate_default=True)
+    account_id: _Required(ACCOUNT_ID_RE, "a 12-digit AWS account id string") = Field(
+        None, alias="accountId", validate_default=True)
+    prefix: _KeyPart = ""
+    max_receive_count: _Int(1, 1000) = Field(DEFAULT_MAX_RECEIVE_COUNT, alias="maxReceiveCount")
+    visibility_timeout_seconds: _Int(0, 43200) = Field(300, alias="visibilityTimeoutSeconds")
+    account_access: AccountAccessConfig | None = Field(None, alias="accountAccess")
     # The Glue database this consumer's job keeps Iceberg tables in; None when it writes no Iceberg table.
-    iceberg_glue_database: str | None = None
+    iceberg_glue_database: _Matching(_GLUE_DATABASE_RE, (
+        "1-255 lower-case letters, digits and '_' (the names Glue keeps and Athena reads), or leave the key out "
+        "when the job writes no Iceberg table")) | None = Field(None, alias="icebergGlueDatabase")
+
+    @field_validator("prefix")
+    @classmethod
+    def _within_event_filter(cls, prefix: str, info: ValidationInfo) -> str:
+        within = getattr((info.context or {}).get("event_filter"), "prefix", "")
+        if prefix and not prefix.startswith(within):
+            raise ValueError(f"{prefix!r} lies outside eventFilter.prefix {within!r}, so it would never receive an "
+                             f"event; allowed: a prefix starting with {within!r}, or \"\"")
+        return prefix
+
+    @field_validator("account_access", mode="before")
+    @classmethod
+    def _for_account(cls, raw: Any, info: ValidationInfo) -> AccountAccessConfig | None:
+        if raw is None or "account_id" not in info.data:  # without a valid account its error comes first
+            return None
+        return AccountAccessConfig.model_validate(raw, context={"account": info.data["account_id"]})
 
     @property
     def construct_id(self) -> str:
@@ -103,39 +283,86 @@ class ConsumerConfig:
         return "".join(part[:1].upper() + part[1:] for part in self.name.split("-"))
 
 
-@dataclass(frozen=True)
-class KmsConfig:
+_CONSUMERS = TypeAdapter(tuple[ConsumerConfig, ...])
+
+
+class KmsConfig(_Section):
     """`mode` "managed": SQS-managed SSE on queues, S3-managed on buckets. "customer": one CMK for all."""
 
-    mode: str = "managed"
+    mode: _Choice("managed", "customer") = "managed"
 
     @property
     def customer_managed(self) -> bool:
         return self.mode == "customer"
 
 
-@dataclass(frozen=True)
-class EmrConfig:
-    release_label: str = DEFAULT_RELEASE_LABEL
-    architecture: str = "X86_64"
-    max_vcpu: int = 16
-    max_memory_gb: int = 64
-    max_disk_gb: int = 200
-    idle_timeout_minutes: int = 15
-    log_retention_days: int = 30
+class _Capacity(_Section):
+    """emr.maximumCapacity; EmrConfig shows it as max_vcpu, max_memory_gb and max_disk_gb."""
+
+    vcpu: _Int(1, 4000) = 16
+    memory_gb: _Int(2, 24000) = Field(64, alias="memoryGb", validate_default=True)  # checked against vcpu
+    disk_gb: _Int(20, 200000) = Field(200, alias="diskGb")
+
+    @field_validator("memory_gb")
+    @classmethod
+    def _per_vcpu(cls, memory: int, info: ValidationInfo) -> int:
+        vcpu = info.data.get("vcpu")
+        if vcpu is not None and not vcpu <= memory <= vcpu * 8:
+            raise ValueError(f"{memory} GB for {vcpu} vCPU is not allowed; allowed: 1 to 8 GB per vCPU "
+                             f"({vcpu} to {vcpu * 8})")
+        return memory
 
 
-@dataclass(frozen=True)
-class AlarmConfig:
-    dlq_messages_threshold: int = 1
-    oldest_message_age_seconds: int = 900
-    quarantined_files_threshold: int = 1
-    period_seconds: int = 300
-    evaluation_periods: int = 1
+class EmrConfig(_Section):
+    # Spark 4 is the first with Python streaming sources; every emr-7.x and older ships Spark 3.
+    release_label: Annotated[_Str, _allowed(lambda v: _RELEASE_RE.match(v) and v.startswith("emr-spark-"), (
+        f"an EMR release with Spark 4, emr-spark-<major>.<minor>.<patch> such as {DEFAULT_RELEASE_LABEL!r} "
+        "(emr-7.x ships Spark 3.5)"))] = Field(DEFAULT_RELEASE_LABEL, alias="releaseLabel")
+    architecture: _Choice(*ARCHITECTURES) = "X86_64"
+    maximum_capacity: _Capacity = Field(default_factory=_Capacity, alias="maximumCapacity")
+    idle_timeout_minutes: _Int(1, 10080) = Field(15, alias="idleTimeoutMinutes")
+    log_retention_days: Annotated[_Int(1, 3653), _allowed(_LOG_RETENTION_DAYS.__contains__, ", ".join(
+        map(str, _LOG_RETENTION_DAYS)))] = Field(30, alias="logRetentionDays")
+
+    @field_validator("maximum_capacity", mode="before")
+    @classmethod
+    def _empty_is_default(cls, raw: Any) -> Any:
+        return raw or {}
+
+    max_vcpu = property(lambda self: self.maximum_capacity.vcpu)
+    max_memory_gb = property(lambda self: self.maximum_capacity.memory_gb)
+    max_disk_gb = property(lambda self: self.maximum_capacity.disk_gb)
+
+
+def _email(item: Any, before: list) -> str:
+    value = _expect(item, str).strip()
+    if len(value) > 254 or not _EMAIL_RE.match(value):
+        raise ValueError(f"{value!r} is not an e-mail address; allowed: an address such as ops@example.com")
+    if value.lower() in (o.lower() for o in before):
+        raise ValueError(f"{value!r} is listed twice; allowed: each address once")
+    return value
+
+
+class AlarmConfig(_Section):
+    dlq_messages_threshold: _Int(1, 1_000_000) = Field(1, alias="dlqMessagesThreshold")
+    oldest_message_age_seconds: _Int(60, 1_209_600) = Field(900, alias="oldestMessageAgeSeconds")
+    quarantined_files_threshold: _Int(1, 1_000_000) = Field(1, alias="quarantinedFilesThreshold")
+    period_seconds: Annotated[_Int(60, 86400), _allowed(lambda s: s % 60 == 0, "a multiple of 60")] = Field(
+        300, alias="periodSeconds")
+    evaluation_periods: _Int(1, 100) = Field(1, alias="evaluationPeriods")
     emails: tuple[str, ...] = ()  # subscribed to the alarm topic; each confirms by e-mail
 
+    @field_validator("emails", mode="before")
+    @classmethod
+    def _emails(cls, raw: Any) -> tuple[str, ...]:
+        items = _expect([] if raw is None else raw, list)
+        if len(items) > MAX_ALARM_EMAILS:
+            raise ValueError(f"{len(items)} addresses; allowed: at most {MAX_ALARM_EMAILS} (use a mailing list, or "
+                             "subscribe other endpoints to the AlarmTopicArn output)")
+        return _each(items, _email)
 
-@dataclass(frozen=True)
+
+@dataclass(frozen=True)  # derived from a StackConfig, never parsed
 class ConsumerGrant:
     """Who acts for a consumer in resource policies: IAM principals, and conditions every statement carries."""
 
@@ -143,15 +370,102 @@ class ConsumerGrant:
     conditions: dict = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class StackConfig:
-    source_bucket: SourceBucketConfig
-    event_filter: EventFilterConfig
+def principal_account(principal_arn: str) -> str:
+    m = _PRINCIPAL_RE.match(principal_arn)
+    if not m:
+        raise ValueError(principal_arn)
+    return m.group(1)
+
+
+def _principal(value: Any, before: list, accounts: list[str]) -> str:
+    value = _expect(value, str)
+    # A bare account id or its root would hand the consumer's grants to every principal of that account.
+    whole = re.match(r"^(?:(\d{12})|arn:aws[a-z\-]*:iam::(\d{12}):root)$", value)
+    if whole:
+        acct = whole.group(1) or whole.group(2)
+        raise ValueError(
+            f"{value!r} grants the whole account {acct}; allowed: IAM role ARNs (arn:aws:iam::{acct}:role/<name>). "
+            'To grant the account on purpose, give its consumer an "accountAccess" with principalArnLike and/or '
+            "principalOrgId instead")
+    m = _PRINCIPAL_RE.match(value)
+    if not m or not m.group(2).startswith("role/"):
+        raise ValueError(f"{value!r} is not allowed; allowed: an IAM role ARN arn:aws:iam::<account>:role/<name> "
+                         "(roles, not users: a user carries long-term keys)")
+    if m.group(1) not in accounts:
+        raise ValueError(f"account {m.group(1)} is not the accountId of any consumer; allowed: principals in "
+                         f"{', '.join(accounts)}")
+    if value in before:
+        raise ValueError(f"{value!r} is listed twice; allowed: each principal once")
+    return value
+
+
+class StackConfig(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    # In the order they are checked: consumers need the event filter, principals the consumers.
+    event_filter: EventFilterConfig = Field(alias="eventFilter")
     consumers: tuple[ConsumerConfig, ...]
-    cross_account_principals: tuple[str, ...] = ()
-    kms: KmsConfig = field(default_factory=KmsConfig)
-    emr: EmrConfig = field(default_factory=EmrConfig)
-    alarms: AlarmConfig = field(default_factory=AlarmConfig)
+    cross_account_principals: tuple[str, ...] = Field((), alias="crossAccountPrincipals")
+    source_bucket: SourceBucketConfig = Field(alias="sourceBucket")
+    kms: KmsConfig = Field(default_factory=KmsConfig)
+    emr: EmrConfig = Field(default_factory=EmrConfig)
+    alarms: AlarmConfig = Field(default_factory=AlarmConfig)
+
+    @field_validator("event_filter", "kms", "emr", "alarms", mode="before")
+    @classmethod
+    def _optional(cls, raw: Any) -> Any:
+        return {} if raw is None else raw
+
+    @field_validator("source_bucket", mode="before")
+    @classmethod
+    def _required(cls, raw: Any) -> Any:
+        if raw is None:
+            raise ValueError('missing; allowed: {"mode": "new"} or {"mode": "import", "bucketName": "..."}')
+        return raw
+
+    @field_validator("consumers", mode="before")
+    @classmethod
+    def _consumers(cls, raw: Any, info: ValidationInfo) -> tuple[ConsumerConfig, ...]:
+        if raw is None:
+            raise ValueError("missing; allowed: a non-empty list of consumer objects")
+        items = _expect(raw, list)
+        if not items:
+            raise ValueError("empty; allowed: a non-empty list of consumer objects")
+        if len(items) > 40:
+            raise ValueError(f"{len(items)} consumers; allowed: at most 40 (CloudFormation output limits)")
+        consumers = _CONSUMERS.validate_python(items, context={"event_filter": info.data.get("event_filter")})
+        seen: dict[str, int] = {}
+        for i, c in enumerate(consumers):
+            if c.construct_id in seen:
+                raise _error_at((i, "name"), f"{c.name!r} clashes with consumers[{seen[c.construct_id]}].name; "
+                                             "allowed: unique names")
+            seen[c.construct_id] = i
+        return consumers
+
+    @field_validator("cross_account_principals", mode="before")
+    @classmethod
+    def _principals(cls, raw: Any, info: ValidationInfo) -> tuple[str, ...]:
+        items = _expect([] if raw is None else raw, list)
+        accounts = sorted({c.account_id for c in info.data.get("consumers", ())})
+        return _each(items, lambda item, before: _principal(item, before, accounts))
+
+    @model_validator(mode="after")
+    def _one_grant_each(self) -> StackConfig:
+        """Every consumer is granted to roles, or to its account with explicit conditions; never both, never neither.
+        Checked once every section is valid."""
+        for i, c in enumerate(self.consumers):
+            roles = [p for p in self.cross_account_principals if principal_account(p) == c.account_id]
+            if c.account_access is not None and roles:
+                raise _error_at(("consumers", i, "accountAccess"), (
+                    f"account {c.account_id} also has roles in crossAccountPrincipals ({', '.join(roles)}); "
+                    "allowed: one of the two. Drop accountAccess to grant just those roles"))
+            if c.account_access is None and not roles:
+                raise _error_at(("consumers", i), (
+                    f"no principal for account {c.account_id}, and granting the whole account needs saying so; "
+                    f"allowed: add its roles to crossAccountPrincipals (arn:aws:iam::{c.account_id}:role/<name>), "
+                    f'or set consumers[{i}].accountAccess to {{"principalArnLike": '
+                    f'["arn:aws:iam::{c.account_id}:role/<name-pattern>"]}} and/or {{"principalOrgId": "o-..."}}'))
+        return self
 
     def principals_for(self, consumer: ConsumerConfig) -> tuple[str, ...]:
         """The roles listed for the consumer's account; with `accountAccess`, the account root instead."""
@@ -177,330 +491,6 @@ class StackConfig:
         return f"{self.read_prefix(consumer)}*{self.event_filter.suffix}"
 
 
-def principal_account(principal_arn: str) -> str:
-    m = _PRINCIPAL_RE.match(principal_arn)
-    if not m:
-        raise ValueError(principal_arn)
-    return m.group(1)
-
-
-# --- parsing helpers -------------------------------------------------------------------------------
-
-def _decode(value: Any, key: str, kind: type) -> Any:
-    """Accept JSON text for object/list values, as `cdk synth -c key='{...}'` passes strings."""
-    if isinstance(value, str) and kind in (dict, list):
-        try:
-            value = json.loads(value)
-        except json.JSONDecodeError as e:
-            raise ConfigError(f"{key}: expected a JSON {_kind_name(kind)}, got unparsable text ({e.msg})") from None
-    if not isinstance(value, kind) or (kind is int and isinstance(value, bool)):
-        raise ConfigError(f"{key}: expected {_kind_name(kind)}, got {type(value).__name__} {value!r}")
-    return value
-
-
-def _kind_name(kind: type) -> str:
-    return {dict: "object", list: "list", str: "string", int: "integer", bool: "boolean"}[kind]
-
-
-def _object(raw: Any, key: str, allowed: tuple[str, ...]) -> dict:
-    obj = _decode(raw, key, dict)
-    unknown = sorted(set(obj) - set(allowed))
-    if unknown:
-        raise ConfigError(f"{key}: unknown key(s) {', '.join(unknown)}; allowed keys: {', '.join(allowed)}")
-    return obj
-
-
-def _int(obj: dict, name: str, key: str, default: int, lo: int, hi: int) -> int:
-    full = f"{key}.{name}"
-    if name not in obj:
-        return default
-    value = obj[name]
-    if isinstance(value, str) and value.strip().lstrip("-").isdigit():
-        value = int(value)
-    value = _decode(value, full, int)
-    if not lo <= value <= hi:
-        raise ConfigError(f"{full}: {value} is out of range; allowed: an integer from {lo} to {hi}")
-    return value
-
-
-def _str(obj: dict, name: str, key: str, default: str | None = None) -> str | None:
-    if name not in obj or obj[name] is None:
-        return default
-    return _decode(obj[name], f"{key}.{name}", str)
-
-
-def _choice(obj: dict, name: str, key: str, default: str, choices: tuple[str, ...]) -> str:
-    value = _str(obj, name, key, default)
-    if value not in choices:
-        raise ConfigError(f"{key}.{name}: {value!r} is not allowed; allowed: {', '.join(map(repr, choices))}")
-    return value
-
-
-def _key_part(obj: dict, name: str, key: str) -> str:
-    value = _str(obj, name, key, "") or ""
-    if len(value) > 512 or not _KEY_PART_RE.match(value):
-        raise ConfigError(
-            f"{key}.{name}: {value!r} is not allowed; allowed: up to 512 characters from A-Z a-z 0-9 / _ . - "
-            "(S3 URL-encodes other characters in event keys, so filters on them would not match)"
-        )
-    return value
-
-
-# --- sections --------------------------------------------------------------------------------------
-# A key left out takes the default of its dataclass field, so each default is written once.
-
-def _source_bucket(raw: Any) -> SourceBucketConfig:
-    key = "sourceBucket"
-    if raw is None:
-        raise ConfigError(f'{key}: missing; allowed: {{"mode": "new"}} or {{"mode": "import", "bucketName": "..."}}')
-    obj = _object(raw, key, ("mode", "bucketName"))
-    mode = _choice(obj, "mode", key, "new", ("new", "import"))
-    name = _str(obj, "bucketName", key)
-    if mode == "import" and not name:
-        raise ConfigError(f'{key}.bucketName: required when {key}.mode is "import"; allowed: an existing bucket name')
-    if mode == "new" and name is not None:
-        raise ConfigError(
-            f'{key}.bucketName: only allowed when {key}.mode is "import"; a new bucket gets a generated name'
-        )
-    if name is not None and (not _BUCKET_RE.match(name) or ".." in name):
-        raise ConfigError(f"{key}.bucketName: {name!r} is not a valid S3 bucket name; allowed: 3-63 of a-z 0-9 . -")
-    return SourceBucketConfig(mode=mode, bucket_name=name)
-
-
-def _event_filter(raw: Any) -> EventFilterConfig:
-    key = "eventFilter"
-    obj = _object(raw if raw is not None else {}, key, ("prefix", "suffix"))
-    return EventFilterConfig(prefix=_key_part(obj, "prefix", key), suffix=_key_part(obj, "suffix", key))
-
-
-def _account_access(raw: Any, key: str, account: str) -> AccountAccessConfig | None:
-    """`accountAccess`: the explicit opt-in to granting the whole account, with at least one condition."""
-    if raw is None:
-        return None
-    obj = _object(raw, key, ("principalArnLike", "principalOrgId"))
-    patterns = tuple(_decode(p, f"{key}.principalArnLike[{i}]", str)
-                     for i, p in enumerate(_decode(obj.get("principalArnLike", []), f"{key}.principalArnLike", list)))
-    for i, pattern in enumerate(patterns):
-        m = PRINCIPAL_PATTERN_RE.match(pattern)
-        if not m or m.group("account") != account:
-            raise ConfigError(
-                f"{key}.principalArnLike[{i}]: {pattern!r} is not allowed; allowed: an IAM role or user ARN pattern "
-                f"in account {account}, such as 'arn:aws:iam::{account}:role/ingest-*'"
-            )
-    org = _str(obj, "principalOrgId", key)
-    if org is not None and not ORG_ID_RE.match(org):
-        raise ConfigError(f"{key}.principalOrgId: {org!r} is not allowed; allowed: an AWS Organizations id like 'o-a1b2c3d4e5'")
-    if not patterns and org is None:
-        raise ConfigError(
-            f"{key}: grants account {account} with no condition; allowed: principalArnLike (a list of role ARN "
-            "patterns) and/or principalOrgId, which every statement of the grant then requires"
-        )
-    return AccountAccessConfig(principal_arn_like=patterns, principal_org_id=org)
-
-
-def _consumer(raw: Any, key: str, event_filter: EventFilterConfig) -> ConsumerConfig:
-    obj = _object(raw, key, ("name", "accountId", "prefix", "maxReceiveCount", "visibilityTimeoutSeconds",
-                             "accountAccess", "icebergGlueDatabase"))
-    name = _str(obj, "name", key)
-    if name is None or not CONSUMER_NAME_RE.match(name):
-        raise ConfigError(f"{key}.name: {name!r} is not allowed; allowed: {CONSUMER_NAME_RULE}")
-    account = _str(obj, "accountId", key)
-    if account is None or not ACCOUNT_ID_RE.match(account):
-        raise ConfigError(f"{key}.accountId: {account!r} is not allowed; allowed: a 12-digit AWS account id string")
-    prefix = _key_part(obj, "prefix", key)
-    if prefix and not prefix.startswith(event_filter.prefix):
-        raise ConfigError(
-            f"{key}.prefix: {prefix!r} lies outside eventFilter.prefix {event_filter.prefix!r}, so it would never "
-            f"receive an event; allowed: a prefix starting with {event_filter.prefix!r}, or \"\""
-        )
-    database = _str(obj, "icebergGlueDatabase", key)
-    if database is not None and not _GLUE_DATABASE_RE.match(database):
-        raise ConfigError(
-            f"{key}.icebergGlueDatabase: {database!r} is not allowed; allowed: 1-255 lower-case letters, digits "
-            "and '_' (the names Glue keeps and Athena reads), or leave the key out when the job writes no "
-            "Iceberg table"
-        )
-    return ConsumerConfig(
-        name=name,
-        account_id=account,
-        prefix=prefix,
-        max_receive_count=_int(obj, "maxReceiveCount", key, ConsumerConfig.max_receive_count, 1, 1000),
-        visibility_timeout_seconds=_int(
-            obj, "visibilityTimeoutSeconds", key, ConsumerConfig.visibility_timeout_seconds, 0, 43200
-        ),
-        account_access=_account_access(obj.get("accountAccess"), f"{key}.accountAccess", account),
-        iceberg_glue_database=database,
-    )
-
-
-def _consumers(raw: Any, event_filter: EventFilterConfig) -> tuple[ConsumerConfig, ...]:
-    key = "consumers"
-    if raw is None:
-        raise ConfigError(f"{key}: missing; allowed: a non-empty list of consumer objects")
-    items = _decode(raw, key, list)
-    if not items:
-        raise ConfigError(f"{key}: empty; allowed: a non-empty list of consumer objects")
-    if len(items) > 40:
-        raise ConfigError(f"{key}: {len(items)} consumers; allowed: at most 40 (CloudFormation output limits)")
-    consumers = tuple(_consumer(item, f"{key}[{i}]", event_filter) for i, item in enumerate(items))
-    seen: dict[str, int] = {}
-    for i, c in enumerate(consumers):
-        if c.construct_id in seen:
-            raise ConfigError(
-                f"{key}[{i}].name: {c.name!r} clashes with {key}[{seen[c.construct_id]}].name; allowed: unique names"
-            )
-        seen[c.construct_id] = i
-    return consumers
-
-
-def _principals(raw: Any, consumers: tuple[ConsumerConfig, ...]) -> tuple[str, ...]:
-    key = "crossAccountPrincipals"
-    items = _decode(raw if raw is not None else [], key, list)
-    accounts = sorted({c.account_id for c in consumers})
-    out: list[str] = []
-    for i, item in enumerate(items):
-        k = f"{key}[{i}]"
-        value = _decode(item, k, str)
-        # A bare account id or its root would hand the consumer's grants to every principal of that account.
-        whole = re.match(r"^(?:(\d{12})|arn:aws[a-z\-]*:iam::(\d{12}):root)$", value)
-        if whole:
-            acct = whole.group(1) or whole.group(2)
-            raise ConfigError(
-                f"{k}: {value!r} grants the whole account {acct}; allowed: IAM role ARNs "
-                f"(arn:aws:iam::{acct}:role/<name>). To grant the account on purpose, give its consumer an "
-                '"accountAccess" with principalArnLike and/or principalOrgId instead'
-            )
-        m = _PRINCIPAL_RE.match(value)
-        if not m or not m.group(2).startswith("role/"):
-            raise ConfigError(
-                f"{k}: {value!r} is not allowed; allowed: an IAM role ARN arn:aws:iam::<account>:role/<name> "
-                "(roles, not users: a user carries long-term keys)"
-            )
-        if m.group(1) not in accounts:
-            raise ConfigError(
-                f"{k}: account {m.group(1)} is not the accountId of any consumer; allowed: principals in "
-                f"{', '.join(accounts)}"
-            )
-        if value in out:
-            raise ConfigError(f"{k}: {value!r} is listed twice; allowed: each principal once")
-        out.append(value)
-    return tuple(out)
-
-
-def _kms(raw: Any) -> KmsConfig:
-    key = "kms"
-    obj = _object(raw if raw is not None else {}, key, ("mode",))
-    return KmsConfig(mode=_choice(obj, "mode", key, KmsConfig.mode, ("managed", "customer")))
-
-
-def _emr(raw: Any) -> EmrConfig:
-    key = "emr"
-    obj = _object(
-        raw if raw is not None else {},
-        key,
-        ("releaseLabel", "architecture", "maximumCapacity", "idleTimeoutMinutes", "logRetentionDays"),
-    )
-    label = _str(obj, "releaseLabel", key, DEFAULT_RELEASE_LABEL)
-    m = _RELEASE_RE.match(label)
-    # Spark 4 is the first with Python streaming sources; every emr-7.x and older ships Spark 3.
-    if not m or not label.startswith("emr-spark-"):
-        raise ConfigError(
-            f"{key}.releaseLabel: {label!r} is not allowed; allowed: an EMR release with Spark 4, "
-            f"emr-spark-<major>.<minor>.<patch> such as {DEFAULT_RELEASE_LABEL!r} (emr-7.x ships Spark 3.5)"
-        )
-    cap_key = f"{key}.maximumCapacity"
-    cap = _object(obj.get("maximumCapacity") or {}, cap_key, ("vcpu", "memoryGb", "diskGb"))
-    vcpu = _int(cap, "vcpu", cap_key, EmrConfig.max_vcpu, 1, 4000)
-    memory = _int(cap, "memoryGb", cap_key, EmrConfig.max_memory_gb, 2, 24000)
-    if not vcpu <= memory <= vcpu * 8:
-        raise ConfigError(
-            f"{cap_key}.memoryGb: {memory} GB for {vcpu} vCPU is not allowed; allowed: 1 to 8 GB per vCPU "
-            f"({vcpu} to {vcpu * 8})"
-        )
-    retention = _int(obj, "logRetentionDays", key, EmrConfig.log_retention_days, 1, 3653)
-    if retention not in _LOG_RETENTION_DAYS:
-        raise ConfigError(
-            f"{key}.logRetentionDays: {retention} is not allowed; allowed: {', '.join(map(str, _LOG_RETENTION_DAYS))}"
-        )
-    return EmrConfig(
-        release_label=label,
-        architecture=_choice(obj, "architecture", key, EmrConfig.architecture, ARCHITECTURES),
-        max_vcpu=vcpu,
-        max_memory_gb=memory,
-        max_disk_gb=_int(cap, "diskGb", cap_key, EmrConfig.max_disk_gb, 20, 200000),
-        idle_timeout_minutes=_int(obj, "idleTimeoutMinutes", key, EmrConfig.idle_timeout_minutes, 1, 10080),
-        log_retention_days=retention,
-    )
-
-
-_LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557,
-                       2922, 3288, 3653)
-
-
-def _alarms(raw: Any) -> AlarmConfig:
-    key = "alarms"
-    obj = _object(
-        raw if raw is not None else {},
-        key,
-        ("dlqMessagesThreshold", "oldestMessageAgeSeconds", "quarantinedFilesThreshold", "periodSeconds",
-         "evaluationPeriods", "emails"),
-    )
-    period = _int(obj, "periodSeconds", key, AlarmConfig.period_seconds, 60, 86400)
-    if period % 60:
-        raise ConfigError(f"{key}.periodSeconds: {period} is not allowed; allowed: a multiple of 60")
-    return AlarmConfig(
-        dlq_messages_threshold=_int(
-            obj, "dlqMessagesThreshold", key, AlarmConfig.dlq_messages_threshold, 1, 1_000_000
-        ),
-        oldest_message_age_seconds=_int(
-            obj, "oldestMessageAgeSeconds", key, AlarmConfig.oldest_message_age_seconds, 60, 1_209_600
-        ),
-        quarantined_files_threshold=_int(
-            obj, "quarantinedFilesThreshold", key, AlarmConfig.quarantined_files_threshold, 1, 1_000_000
-        ),
-        period_seconds=period,
-        evaluation_periods=_int(obj, "evaluationPeriods", key, AlarmConfig.evaluation_periods, 1, 100),
-        emails=_emails(obj.get("emails"), f"{key}.emails"),
-    )
-
-
-def _emails(raw: Any, key: str) -> tuple[str, ...]:
-    """Addresses the alarm topic mails; SNS asks each to confirm before it sends anything."""
-    items = _decode(raw if raw is not None else [], key, list)
-    if len(items) > MAX_ALARM_EMAILS:
-        raise ConfigError(f"{key}: {len(items)} addresses; allowed: at most {MAX_ALARM_EMAILS} (use a mailing "
-                          "list, or subscribe other endpoints to the AlarmTopicArn output)")
-    out: list[str] = []
-    for i, item in enumerate(items):
-        value = _decode(item, f"{key}[{i}]", str).strip()
-        if len(value) > 254 or not _EMAIL_RE.match(value):
-            raise ConfigError(f"{key}[{i}]: {value!r} is not an e-mail address; allowed: an address such as "
-                              "ops@example.com")
-        if value.lower() in (o.lower() for o in out):
-            raise ConfigError(f"{key}[{i}]: {value!r} is listed twice; allowed: each address once")
-        out.append(value)
-    return tuple(out)
-
-
-def _check_grants(consumers: tuple[ConsumerConfig, ...], principals: tuple[str, ...]) -> None:
-    """Every consumer is granted to roles, or to its account with explicit conditions; never both, never neither."""
-    for i, c in enumerate(consumers):
-        roles = [p for p in principals if principal_account(p) == c.account_id]
-        if c.account_access is not None and roles:
-            raise ConfigError(
-                f"consumers[{i}].accountAccess: account {c.account_id} also has roles in crossAccountPrincipals "
-                f"({', '.join(roles)}); allowed: one of the two. Drop accountAccess to grant just those roles"
-            )
-        if c.account_access is None and not roles:
-            raise ConfigError(
-                f"consumers[{i}]: no principal for account {c.account_id}, and granting the whole account needs "
-                f"saying so; allowed: add its roles to crossAccountPrincipals "
-                f'(arn:aws:iam::{c.account_id}:role/<name>), or set consumers[{i}].accountAccess to '
-                f'{{"principalArnLike": ["arn:aws:iam::{c.account_id}:role/<name-pattern>"]}} '
-                'and/or {"principalOrgId": "o-..."}'
-            )
-
-
 def is_cdk_context_key(key: str) -> bool:
     return key.startswith(CDK_CONTEXT_PREFIXES) or key in CDK_CONTEXT_KEYS or bool(_LOOKUP_KEY_RE.match(key))
 
@@ -511,32 +501,26 @@ def check_context_keys(keys) -> None:
     if not unknown:
         return
     first, others = unknown[0], unknown[1:]
-    by_lower = {c.lower(): c for c in CONTEXT_KEYS}
-    close = difflib.get_close_matches(first.lower(), list(by_lower), n=1, cutoff=0.6)
-    hint = f" (did you mean {by_lower[close[0]]!r}?)" if close else ""
     also = f"; also unknown: {', '.join(others)}" if others else ""
     raise ConfigError(
-        f"{first}: unknown top-level context key{hint}; allowed: {', '.join(CONTEXT_KEYS)}, and CDK's own keys "
-        f"(feature flags @aws-cdk..., aws:cdk:..., cli-telemetry){also}"
+        f"{first}: unknown top-level context key{did_you_mean(first, CONTEXT_KEYS)}; allowed: "
+        f"{', '.join(CONTEXT_KEYS)}, and CDK's own keys (feature flags @aws-cdk..., aws:cdk:..., cli-telemetry){also}"
     )
+
+
+def _key(loc: tuple) -> str:
+    """A pydantic error location as the context key it points at: ('consumers', 1, 'name') -> consumers[1].name."""
+    return "".join(f"[{part}]" if isinstance(part, int) else f".{part}" for part in loc).lstrip(".")
 
 
 def parse_config(context: Mapping[str, Any]) -> StackConfig:
     """Build the validated settings from a context mapping (cdk.json's "context", plus -c overrides)."""
     check_context_keys(context)
-    event_filter = _event_filter(context.get("eventFilter"))
-    consumers = _consumers(context.get("consumers"), event_filter)
-    principals = _principals(context.get("crossAccountPrincipals"), consumers)
-    _check_grants(consumers, principals)
-    return StackConfig(
-        source_bucket=_source_bucket(context.get("sourceBucket")),
-        event_filter=event_filter,
-        consumers=consumers,
-        cross_account_principals=principals,
-        kms=_kms(context.get("kms")),
-        emr=_emr(context.get("emr")),
-        alarms=_alarms(context.get("alarms")),
-    )
+    try:
+        # Every key given, null when absent: a missing section is reported, or defaults, as its field says.
+        return StackConfig.model_validate({k: context.get(k) for k in CONTEXT_KEYS})
+    except ValidationError as e:
+        raise ConfigError(one_line(e, lambda loc: f"{_key(loc)}:")) from None
 
 
 def config_from_node(node: Any) -> StackConfig:

@@ -162,6 +162,8 @@ _DELETE = object()
     ("consumers", "not json", "consumers", "expected a JSON list"),
     ("consumers[1].maxReceiveCount", 0, "consumers[1].maxReceiveCount", "an integer from 1 to 1000"),
     ("consumers[1].maxReceiveCount", True, "consumers[1].maxReceiveCount", "expected integer"),
+    ("consumers[1].maxReceiveCount", "--5", "consumers[1].maxReceiveCount", "expected integer"),
+    ("consumers[1].accountId", _DELETE, "consumers[1].accountId", "a 12-digit AWS account id"),
     ("consumers[0].visibilityTimeoutSeconds", 43201, "consumers[0].visibilityTimeoutSeconds",
      "an integer from 0 to 43200"),
     ("consumers[1].accountId", 210987654321, "consumers[1].accountId", "expected string"),
@@ -192,6 +194,7 @@ _DELETE = object()
     ("emr.releaseLabel", "emr-7.9.0", "emr.releaseLabel", "an EMR release with Spark 4"),
     ("emr.architecture", "arm64", "emr.architecture", "'X86_64', 'ARM64'"),
     ("emr.maximumCapacity.memoryGb", 200, "emr.maximumCapacity.memoryGb", "1 to 8 GB per vCPU"),
+    ("emr.maximumCapacity", {"vcpu": 100}, "emr.maximumCapacity.memoryGb", "64 GB for 100 vCPU"),
     ("emr.idleTimeoutMinutes", 0, "emr.idleTimeoutMinutes", "an integer from 1 to 10080"),
     ("emr.logRetentionDays", 31, "emr.logRetentionDays", "1, 3, 5, 7, 14, 30"),
     ("alarms.periodSeconds", 90, "alarms.periodSeconds", "a multiple of 60"),
@@ -216,6 +219,18 @@ def test_bad_values_name_the_key_and_what_is_allowed(path, value, key, allowed):
     message = str(err.value)
     assert message.startswith(f"{key}:"), message
     assert allowed in message, message
+
+
+@pytest.mark.parametrize("path, named", [
+    ("consumers[1].maxRecieveCount", "maxRecieveCount (did you mean 'maxReceiveCount'?); allowed keys: name, "),
+    ("emr.maximumCapacity.memoryGB", "memoryGB (did you mean 'memoryGb'?); allowed keys: vcpu, "),
+    ("alarms.email", "email (did you mean 'emails'?); allowed keys: "),
+    ("sourceBucket.colour", "colour; allowed keys: "),
+])
+def test_an_unknown_key_in_a_section_names_the_nearest_known_one(path, named):
+    with pytest.raises(ConfigError) as err:
+        parse_config(_with(path, 1))
+    assert f": unknown key(s) {named}" in str(err.value)
 
 
 @pytest.mark.parametrize("missing", ["sourceBucket", "consumers"])
