@@ -19,17 +19,17 @@ standard library from `home`, so the symlink only has to point at an interpreter
 version that exists on the EMR image. AWS's recipe builds inside an Amazon Linux container so that the
 link reads /usr/bin/python3.11. We write the same layout directly: `bin/python -> /usr/bin/python3.X`,
 `pyvenv.cfg` with `home = /usr/bin`, and `lib/python3.X/site-packages` holding the manylinux wheels
-for the target CPython and CPU (`pip download --platform … --only-binary=:all:`), unpacked here.
+for the target CPython and CPU (`pip download --platform … --only-binary=:all:`), installed here with
+pypa's `installer` (site-packages only: no scripts, headers, data files or bytecode).
 Amazon Linux's Python uses `lib64` as platlibdir, but `site` also adds `lib/…/site-packages`, as it
 does for venvs created there. No Docker, no cross compiler: only binary wheels from the registry.
 
 Reproducible: versions come from pyproject.toml and ops/packaging/lock.py, entries are sorted, owners,
 permissions and timestamps are fixed, and gzip carries no name or time, so two builds from the same
-inputs are byte-identical, whatever pip version downloaded the wheels.
+inputs (the wheels and the pinned `installer`) are byte-identical, whatever pip version downloaded the wheels.
 """
 from __future__ import annotations
 
-import base64
 import gzip
 import hashlib
 import json
@@ -47,6 +47,12 @@ import zipfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable
+
+from installer import install
+from installer.destinations import SchemeDictionaryDestination
+from installer.exceptions import InstallerError
+from installer.records import RecordEntry
+from installer.sources import WheelFile
 
 from ops.packaging import PackagingError
 from ops.packaging.target import (
@@ -154,53 +160,50 @@ def fetch_wheels(pins: dict[str, str], target: Target, cache: Path) -> dict[str,
     return have
 
 
-def _record_hashes(zf: zipfile.ZipFile) -> dict[str, str]:
-    record = next(n for n in zf.namelist() if n.count("/") == 1 and n.endswith(".dist-info/RECORD"))
-    hashes = {}
-    for line in zf.read(record).decode().splitlines():
-        path, digest, _ = (line.rsplit(",", 2) + ["", ""])[:3]
-        if digest.startswith("sha256="):
-            hashes[path] = digest[len("sha256="):]
-    return hashes
+_SITE_SCHEMES = ("purelib", "platlib")
+
+
+class _SitePackages(SchemeDictionaryDestination):
+    """installer's destination, limited to site-packages: purelib and platlib are written there;
+    scripts (console entry points and `.data/scripts`), headers and data files are dropped, as their
+    paths and shebangs would name this machine and nothing on EMR runs them."""
+
+    def write_script(self, name, module, attr, section) -> RecordEntry:
+        return RecordEntry(name, None, None)
+
+    def write_file(self, scheme, path, stream, is_executable) -> RecordEntry:
+        if scheme not in _SITE_SCHEMES:
+            return RecordEntry(str(path), None, None)
+        return super().write_file(scheme, path, stream, is_executable)
+
+    def finalize_installation(self, scheme, record_file_path, records) -> None:
+        # RECORD lists what was written, all relative to site-packages (both schemes are that one directory).
+        kept = [(scheme, record) for file_scheme, record in records if file_scheme in _SITE_SCHEMES]
+        super().finalize_installation(scheme, record_file_path, kept)
 
 
 def install_wheel(wheel: Path, site_packages: Path) -> None:
-    """Unpack one wheel into site-packages, checking every file against the wheel's RECORD.
+    """Install one wheel into site-packages with pypa's `installer`, after checking every file against
+    the wheel's RECORD.
 
-    Done here rather than with `pip install --target`, so the result depends on the wheels alone and
-    not on pip's version. `.data/purelib` and `.data/platlib` go into site-packages; console
-    scripts, headers and data files are left out: their paths and shebangs would name this machine,
-    and nothing on EMR runs them.
+    Not `pip install --target`, so the result depends on the wheels (and the pinned installer) alone,
+    not on pip's version. No INSTALLER or REQUESTED file and no bytecode; RECORD is rewritten to list
+    the files installed.
     """
-    site = site_packages.resolve()
-    with zipfile.ZipFile(wheel) as zf:
-        hashes = _record_hashes(zf)
-        for info in sorted(zf.infolist(), key=lambda i: i.filename):
-            name = info.filename
-            if name.endswith("/"):
-                continue
-            parts = name.split("/")
-            if parts[0].endswith(".data"):
-                if len(parts) < 3 or parts[1] not in ("purelib", "platlib"):
-                    continue
-                parts = parts[2:]
-            if "__pycache__" in parts:
-                continue
-            rel = "/".join(parts)
-            dest = (site / rel).resolve()
-            if not dest.is_relative_to(site):
-                raise PackagingError(f"{wheel.name}: entry {name!r} points outside site-packages")
-            data = zf.read(info)
-            want = hashes.get(name)
-            if want is not None:
-                got = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
-                if got != want:
-                    raise PackagingError(f"{wheel.name}: {name} does not match the wheel's RECORD; delete "
-                                         f"{wheel} and build again")
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            dest.write_bytes(data)
-            if (info.external_attr >> 16) & 0o111:
-                dest.chmod(0o755)
+    site = str(site_packages.resolve())
+    destination = _SitePackages(
+        {scheme: site for scheme in ("purelib", "platlib", "scripts", "headers", "data")},
+        interpreter="python", script_kind="posix",  # unused: no scripts are written
+    )
+    try:
+        with WheelFile.open(wheel) as source:
+            source.validate_record()
+            install(source, destination, additional_metadata={})
+    except WheelFile.validation_error as e:
+        issues = "; ".join(issue.replace(f"In {wheel}, ", "") for issue in e.issues)
+        raise PackagingError(f"{wheel.name}: {issues}; delete {wheel} and build again") from e
+    except (InstallerError, ValueError, FileExistsError) as e:  # bad layout, a path outside site-packages, a clash
+        raise PackagingError(f"{wheel.name}: {e}") from e
 
 
 def install_wheels(wheels: dict[str, Path], target: Target, site_packages: Path) -> None:
@@ -208,13 +211,12 @@ def install_wheels(wheels: dict[str, Path], target: Target, site_packages: Path)
     log(f"installing {len(wheels)} wheels into the environment")
     for _, wheel in sorted(wheels.items()):
         install_wheel(wheel, site_packages)
-    # No bytecode: .pyc files would hold build-time data, and Python writes its own on EMR.
+    # No bytecode (installer skips __pycache__; a wheel may still ship a loose .pyc): .pyc files hold
+    # build-time data, and Python writes its own on EMR.
     for rel in PRUNE_DIRS:
         shutil.rmtree(site_packages / rel, ignore_errors=True)
-    for p in sorted(site_packages.rglob("*"), reverse=True):
-        if p.is_dir() and p.name == "__pycache__":
-            shutil.rmtree(p)
-        elif p.is_file() and (p.suffix in PRUNE_SUFFIXES or p.suffix == ".pyc"):
+    for p in sorted(site_packages.rglob("*")):
+        if p.is_file() and (p.suffix in PRUNE_SUFFIXES or p.suffix == ".pyc"):
             p.unlink()
 
 
@@ -352,10 +354,6 @@ def sha256_of(path: Path) -> str:
         for chunk in iter(lambda: f.read(1 << 20), b""):
             h.update(chunk)
     return h.hexdigest()
-
-
-def _dir_size(p: Path) -> int:
-    return sum(f.lstat().st_size for f in p.rglob("*") if f.is_file() and not f.is_symlink())
 
 
 def _package_sizes(site: Path, packages: dict[str, str]) -> dict[str, int]:

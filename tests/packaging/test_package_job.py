@@ -1,6 +1,8 @@
 """scripts/package-job: what goes into dist/, for which target, and that it is reproducible."""
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import subprocess
 import sys
@@ -160,10 +162,87 @@ def test_a_wheel_that_does_not_match_its_record_is_refused(built_dist, tmp_path)
         for info in src.infolist():
             data = src.read(info)
             dst.writestr(info, data + b"\n# changed\n" if info.filename == "six.py" else data)
-    with pytest.raises(PackagingError, match="six.py does not match the wheel's RECORD"):
+    with pytest.raises(PackagingError, match="six.py didn't match RECORD; delete .* and build again"):
         build.install_wheel(tampered, tmp_path / "site")
     build.install_wheel(six, tmp_path / "ok")
     assert (tmp_path / "ok" / "six.py").is_file() and (tmp_path / "ok" / "six-1.17.0.dist-info" / "RECORD").is_file()
+
+
+def _record_line(name: str, data: bytes) -> str:
+    digest = base64.urlsafe_b64encode(hashlib.sha256(data).digest()).rstrip(b"=").decode()
+    return f"{name},sha256={digest},{len(data)}"
+
+
+def _files(root: Path) -> dict[str, bytes]:
+    return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+def test_a_real_wheel_installs_as_its_files_without_scripts(built_dist, tmp_path):  # built_dist fills the cache
+    """jmespath ships a script in .data/scripts: site-packages gets every other file of the wheel, byte for
+    byte, at its own path (as the hand-written installer did before), and RECORD lists exactly those."""
+    wheel = next(build.DEFAULT_WHEEL_CACHE.glob("jmespath-1.1.0-*.whl"))
+    with zipfile.ZipFile(wheel) as zf:
+        wheel_files = {n: zf.read(n) for n in zf.namelist() if not n.endswith("/")}
+    record = "jmespath-1.1.0.dist-info/RECORD"
+    expected = {n: d for n, d in wheel_files.items() if not n.startswith("jmespath-1.1.0.data/") and n != record}
+    assert len(expected) == len(wheel_files) - 2  # all but the script (and RECORD, compared below)
+    build.install_wheels({"jmespath": wheel}, built_dist.target, tmp_path / "site")
+    installed = _files(tmp_path / "site")
+    assert {n: d for n, d in installed.items() if n != record} == expected
+    lines = installed[record].decode().splitlines()
+    assert lines == sorted(lines, key=lambda line: line.split(",")[0])
+    assert set(lines) == {_record_line(n, d) for n, d in expected.items()} | {f"{record},,"}
+
+
+def _wheel(path: Path, files: dict[str, bytes], executable: tuple[str, ...] = ()) -> Path:
+    record = "demo_pkg-1.0.dist-info/RECORD"
+    lines = [_record_line(n, d) for n, d in files.items()] + [f"{record},,"]
+    with zipfile.ZipFile(path, "w") as zf:
+        for name, data in {**files, record: "\n".join(lines).encode() + b"\n"}.items():
+            info = zipfile.ZipInfo(name, (2020, 1, 1, 0, 0, 0))
+            info.external_attr = (0o100755 if name in executable else 0o100644) << 16
+            zf.writestr(info, data)
+    return path
+
+
+DEMO = {
+    "demo_pkg/__init__.py": b"def main():\n    pass\n",
+    "demo_pkg/tool.sh": b"#!/bin/sh\n",
+    "demo_pkg/legacy.pyc": b"stale",
+    "demo_pkg/speedups.pyx": b"cdef int x\n",
+    "demo_pkg-1.0.data/purelib/demo_extra.py": b"X = 1\n",
+    "demo_pkg-1.0.data/scripts/demo-script": b"#!python\nprint(1)\n",
+    "demo_pkg-1.0.data/headers/demo.h": b"int x;\n",
+    "demo_pkg-1.0.data/data/share/demo.txt": b"data\n",
+    "demo_pkg-1.0.dist-info/METADATA": b"Metadata-Version: 2.1\nName: demo-pkg\nVersion: 1.0\n",
+    "demo_pkg-1.0.dist-info/WHEEL": b"Wheel-Version: 1.0\nGenerator: test\nRoot-Is-Purelib: true\nTag: py3-none-any\n",
+    "demo_pkg-1.0.dist-info/entry_points.txt": b"[console_scripts]\ndemo = demo_pkg:main\n",
+}
+
+
+def test_only_site_packages_is_installed_with_no_bytecode_scripts_or_installer_files(tmp_path):
+    wheel = _wheel(tmp_path / "demo_pkg-1.0-py3-none-any.whl",
+                   {**DEMO, "demo_pkg/__pycache__/__init__.cpython-311.pyc": b"bytecode"}, ("demo_pkg/tool.sh",))
+    site = tmp_path / "env" / "lib" / "python3.11" / "site-packages"
+    with pytest.warns(RuntimeWarning, match="__pycache__"):  # installer skips it
+        build.install_wheels({"demo-pkg": wheel}, target.Target(), site)
+    installed = _files(tmp_path / "env")
+    prefix = "lib/python3.11/site-packages/"
+    assert sorted(installed) == [prefix + n for n in (
+        "demo_extra.py", "demo_pkg-1.0.dist-info/METADATA", "demo_pkg-1.0.dist-info/RECORD",
+        "demo_pkg-1.0.dist-info/WHEEL", "demo_pkg-1.0.dist-info/entry_points.txt", "demo_pkg/__init__.py",
+        "demo_pkg/tool.sh")]
+    assert installed[prefix + "demo_extra.py"] == DEMO["demo_pkg-1.0.data/purelib/demo_extra.py"]
+    assert [p.name for p in site.rglob("*") if p.is_file() and p.stat().st_mode & 0o111] == ["tool.sh"]
+    record = installed[prefix + "demo_pkg-1.0.dist-info/RECORD"].decode()
+    assert "demo_extra.py," in record and "scripts" not in record and "demo.h" not in record
+
+
+def test_a_wheel_writing_outside_site_packages_is_refused(tmp_path):
+    wheel = _wheel(tmp_path / "demo_pkg-1.0-py3-none-any.whl", {**DEMO, "../escape.py": b"x = 1\n"})
+    with pytest.raises(PackagingError, match="demo_pkg-1.0-py3-none-any.whl: .*escape.py outside"):
+        build.install_wheel(wheel, tmp_path / "env" / "site")
+    assert not (tmp_path / "env" / "escape.py").exists()
 
 
 def test_transform_modules_travel_at_the_connector_archives_root(tmp_path):
