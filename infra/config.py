@@ -41,15 +41,15 @@ ARCHITECTURES = ("X86_64", "ARM64")
 
 # Real S3 URL-encodes event keys (a space becomes "+"), so a prefix outside these characters would be
 # compared in encoded form by SNS and never match.
-_KEY_PART_RE = re.compile(r"^[A-Za-z0-9/_.\-]*$")
-_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]$")
-_PRINCIPAL_RE = re.compile(r"^arn:aws[a-z\-]*:iam::(\d{12}):(root|role/[\w+=,.@/\-]+|user/[\w+=,.@/\-]+)$")
-_RELEASE_RE = re.compile(r"^emr-(?:spark-)?(\d+)\.(\d+)\.(\d+)$")
+_KEY_PART_RE = re.compile(r"^[A-Za-z0-9/_.\-]*\Z")
+_BUCKET_RE = re.compile(r"^[a-z0-9][a-z0-9.\-]{1,61}[a-z0-9]\Z")
+_PRINCIPAL_RE = re.compile(r"^arn:aws[a-z\-]*:iam::(\d{12}):(root|role/[\w+=,.@/\-]+|user/[\w+=,.@/\-]+)\Z")
+_RELEASE_RE = re.compile(r"^emr-(?:spark-)?(\d+)\.(\d+)\.(\d+)\Z")
 # Glue stores database names in lower case; Athena also reads only these characters.
-_GLUE_DATABASE_RE = re.compile(r"^[a-z0-9_]{1,255}$")
+_GLUE_DATABASE_RE = re.compile(r"^[a-z0-9_]{1,255}\Z")
 # What SNS takes as an e-mail endpoint, roughly: a local part, @, and a domain with a dot in it.
 _EMAIL_RE = re.compile(r"^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
-                       r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+$")
+                       r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)+\Z")
 MAX_ALARM_EMAILS = 20
 _LOG_RETENTION_DAYS = (1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557,
                        2922, 3288, 3653)

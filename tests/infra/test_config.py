@@ -156,6 +156,8 @@ _DELETE = object()
     ("sourceBucket.mode", "borrow", "sourceBucket.mode", "'new', 'import'"),
     ("sourceBucket.bucketName", _DELETE, "sourceBucket.bucketName", "required when sourceBucket.mode is \"import\""),
     ("sourceBucket.bucketName", "Bad_Name", "sourceBucket.bucketName", "3-63 of a-z 0-9 . -"),
+    ("sourceBucket.bucketName", "my-bucket\n", "sourceBucket.bucketName", "3-63 of a-z 0-9 . -"),
+    ("eventFilter.prefix", "incoming/\n", "eventFilter.prefix", "A-Z a-z 0-9 / _ . -"),
     ("sourceBucket.colour", "red", "sourceBucket", "allowed keys: mode, bucketName"),
     ("eventFilter.prefix", "in coming/", "eventFilter.prefix", "A-Z a-z 0-9 / _ . -"),
     ("consumers", [], "consumers", "a non-empty list"),
