@@ -17,7 +17,7 @@ import argparse
 import sys
 import traceback
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable
 
 from botocore.exceptions import BotoCoreError, ClientError, EndpointConnectionError, NoCredentialsError
 
@@ -25,7 +25,7 @@ from s3sqs.core.errors import EXIT_INTERRUPTED as INTERRUPTED
 from s3sqs.core.errors import EXIT_NOT_DONE as NOT_DONE
 from s3sqs.core.errors import EXIT_USAGE as ERROR_EXIT
 from s3sqs.core.errors import UsageError
-from s3sqs.core.names import did_you_mean
+from s3sqs.job.flags import choice, comma_list, positive_int  # noqa: F401  (the argument types every tool uses)
 
 from ops.stack_outputs import OutputsError, StackOutputs, load_outputs
 
@@ -123,16 +123,6 @@ def passthrough(args: argparse.Namespace) -> list[str]:
 
 # ---------------------------------------------------------------- argument types (argparse reports their errors)
 
-def positive_int(text: str) -> int:
-    try:
-        v = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if v < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return v
-
-
 def positive_float(text: str) -> float:
     try:
         v = float(text)
@@ -141,29 +131,6 @@ def positive_float(text: str) -> float:
     if not v > 0:
         raise argparse.ArgumentTypeError(f"{text!r} must be greater than 0")
     return v
-
-
-def comma_list(text: str) -> tuple[str, ...]:
-    """"a, b,,c" -> ("a", "b", "c")."""
-    return tuple(item.strip() for item in text.split(",") if item.strip())
-
-
-def choice(what: str, values: Iterable[str], *, fold: Callable[[str], str] = str) -> Callable[[str], str]:
-    """An argument type accepting one of `values` (after `fold`, e.g. str.upper), with a did-you-mean.
-
-    argparse's own `choices=` lists the values but does not suggest one, and checks before `type` runs.
-    """
-    allowed = tuple(values)
-
-    def parse(text: str) -> str:
-        v = fold(text.strip())
-        if v in allowed:
-            return v
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not {what}{did_you_mean(v, allowed)}; one of: {', '.join(allowed)}")
-
-    parse.__name__ = what  # argparse names the type in some messages
-    return parse
 
 
 # ---------------------------------------------------------------- how a command ends

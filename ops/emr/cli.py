@@ -22,11 +22,10 @@ from ops.emr.request import (
     validate_request,
 )
 from ops.packaging.build import DEFAULT_DIST, load_manifest
-from s3sqs.sinks.config import DEFAULT_TARGET_FILE_SIZE, SINKS
+from s3sqs.job.flags import add_submit_flags
 
 SUBMIT_PROG = "submit-job"
 RUNS_PROG = "job-runs"
-FORMATS = ("csv", "json", "parquet")
 
 
 # ---------------------------------------------------------------- submit-job
@@ -37,25 +36,9 @@ def submit_parser() -> argparse.ArgumentParser:
     cli.add_stack_args(p)
     cli.add_aws_args(p)
     cli.add_consumer_arg(p, required=True)
-    p.add_argument("--format", required=True, type=cli.choice("a file format", FORMATS, fold=str.lower),
-                   metavar="{csv,json,parquet}", help="format of the S3 files")
-    p.add_argument("--schema", required=True, help='DDL schema of the files, e.g. "id LONG, name STRING"')
-    p.add_argument("--output", help="output table location (default: the consumer's outputUri)")
-    p.add_argument("--checkpoint", help="checkpoint location (default: the consumer's checkpointUri)")
-    p.add_argument("--partition-by", type=cli.comma_list, default=(), metavar="C1,C2", help="output partition columns")
-    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE", help="source option (repeatable)")
-    p.add_argument("--trigger-interval", help="micro-batch interval, e.g. '10 seconds'")
-    p.add_argument("--sink", choices=SINKS, default="parquet",
-                   help="parquet files in --output (default), a Delta table (default location --output) or an "
-                        "Iceberg table in the Glue Data Catalog (created under --output)")
-    p.add_argument("--table", help="delta: the table's s3:// location; iceberg: database.table, the database being "
-                                   "the consumer's icebergGlueDatabase in cdk.json")
-    p.add_argument("--transform", metavar="MODULE:FUNCTION",
-                   help="the job's transform; ship its module with scripts/package-job --transform-module")
-    p.add_argument("--target-file-size", metavar="SIZE", help="delta/iceberg: data file size per batch "
-                                                                     f"(default {DEFAULT_TARGET_FILE_SIZE})")
-    p.add_argument("--until-drained", action="store_true",
-                   help="stop when the queue is empty: a BATCH run (default: a STREAMING run that is restarted)")
+    # The job's own flags, as app/job.py defines them; --checkpoint and --output default to the consumer's
+    # checkpointUri and outputUri, and --until-drained makes a BATCH run (else a STREAMING run, restarted).
+    add_submit_flags(p.add_argument_group("the job's flags (app/job.py --help)"))
     p.add_argument("--max-failed-attempts-per-hour", type=int, default=DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR,
                    help=f"STREAMING retry policy, 1-10 (default {DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR})")
     p.add_argument("--timeout-minutes", type=int,
@@ -78,7 +61,7 @@ def submit_parser() -> argparse.ArgumentParser:
 def _submit(args, out) -> int:
     # Pre-flight, before anything is read from AWS: the flags the job would reject fail here, in milliseconds.
     schema = preflight.check_schema(args.schema, args.partition_by)
-    options = preflight.option_pairs(tuple(args.option))
+    options = dict(args.option)
     outputs = cli.stack_outputs(args)
     consumer = outputs.consumer(args.consumer)
     region = aws.session(args.region).region_name
@@ -89,7 +72,7 @@ def _submit(args, out) -> int:
     spec = JobSpec(
         # The canonical form: the job's DataStreamReader.schema() refuses `name: type` columns that pass here.
         consumer=args.consumer, format=args.format, schema=schema.ddl, output=args.output,
-        checkpoint=args.checkpoint, partition_by=args.partition_by, options=tuple(args.option),
+        checkpoint=args.checkpoint, partition_by=args.partition_by, options=tuple("=".join(kv) for kv in args.option),
         until_drained=args.until_drained, region=region, name=args.name,
         trigger_interval=args.trigger_interval, max_failed_attempts_per_hour=args.max_failed_attempts_per_hour,
         timeout_minutes=args.timeout_minutes, spark_conf=tuple(args.conf),

@@ -139,31 +139,21 @@ def spark_submit_parameters(env_uri: str, connector_uri: str, extra_conf: tuple[
 
 
 def entry_point_arguments(spec: JobSpec, queue_url: str, checkpoint: str, output: str, region: str | None) -> list[str]:
-    """The flags app/job.py takes."""
-    args = ["--queue-url", queue_url, "--format", spec.format, "--schema", spec.schema,
-            "--checkpoint", checkpoint, "--output", output]
-    if spec.partition_by:
-        args += ["--partition-by", ",".join(spec.partition_by)]
-    if region:
-        args += ["--region", region]
-    if spec.job_endpoint_url:
-        args += ["--endpoint-url", spec.job_endpoint_url]
-    if spec.trigger_interval:
-        args += ["--trigger-interval", spec.trigger_interval]
-    if spec.until_drained:
-        args.append("--until-drained")
-    if spec.sink != "parquet":
-        args += ["--sink", spec.sink]
-    for flag, value in (("--table", spec.table), ("--transform", spec.transform),
-                        ("--target-file-size", spec.target_file_size)):
-        if value:
-            args += [flag, value]
+    """The flags app/job.py takes, spelled by the job's own flag definitions (s3sqs.job.flags)."""
+    from s3sqs.job.flags import job_argv
+
+    options = []
     for opt in spec.options:
-        if "=" not in opt or not opt.split("=", 1)[0].strip():
+        key, sep, value = opt.partition("=")
+        if not sep or not key.strip():
             raise SubmitError(f"--option {opt!r} must look like key=value")
-        args += ["--option", opt]
-    args += ["--name", spec.job_name]
-    return args
+        options.append((key.strip(), value))
+    return job_argv({
+        "queue_url": queue_url, "format": spec.format, "schema": spec.schema, "checkpoint": checkpoint,
+        "output": output, "partition_by": tuple(spec.partition_by), "region": region,
+        "endpoint_url": spec.job_endpoint_url, "trigger_interval": spec.trigger_interval,
+        "until_drained": spec.until_drained, "sink": spec.sink, "table": spec.table, "transform": spec.transform,
+        "target_file_size": spec.target_file_size, "option": options, "name": spec.job_name})
 
 
 def check_sink(spec: JobSpec, output: str, manifest: dict) -> None:
@@ -171,8 +161,8 @@ def check_sink(spec: JobSpec, output: str, manifest: dict) -> None:
     and a --transform module must travel in the connector archive."""
     import argparse
 
+    from s3sqs.sinks import SinkError
     from s3sqs.sinks.config import sink_config
-    from s3sqs.sinks.target import SinkError
 
     flags = argparse.Namespace(
         sink=spec.sink, table=spec.table, output=output, partition_by=list(spec.partition_by),

@@ -10,6 +10,7 @@ import pytest
 from infra import STACK_NAME
 from infra.contract import POLICY_OWNER_TAG
 from infra.local_stand_in import StandInError, deploy_to_moto, synth_template, write_outputs_file
+from s3sqs.config.options import name_in_queue_url
 from s3sqs.job import metrics as job_metrics
 from ops.stack_outputs import StackOutputs, load_outputs
 from tests.infra.conftest import VARIANT_CONTEXT
@@ -133,10 +134,10 @@ def test_alarms_notify_the_alarm_topic_and_each_consumer_has_its_dashboard(deplo
         quarantined = alarms[f"{STACK_NAME}-{name}-quarantined-files"]
         assert quarantined["Namespace"] == job_metrics.NAMESPACE
         assert quarantined["Dimensions"] == [{"Name": job_metrics.DIMENSION,
-                                              "Value": job_metrics.queue_name(c.queue_url)}]
+                                              "Value": name_in_queue_url(c.queue_url)}]
         body = json.loads(cloudwatch.get_dashboard(DashboardName=c.dashboard_name)["DashboardBody"])
         text = json.dumps(body)
-        assert job_metrics.queue_name(c.queue_url) in text and job_metrics.QUARANTINED in text
+        assert name_in_queue_url(c.queue_url) in text and job_metrics.QUARANTINED in text
         assert deployed.get("EmrApplicationId") in text
     assert sorted(d["DashboardName"] for d in cloudwatch.list_dashboards()["DashboardEntries"]) == \
         sorted(deployed.consumer(n).dashboard_name for n in deployed.consumer_names())

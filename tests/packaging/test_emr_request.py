@@ -60,8 +60,13 @@ def test_streaming_request_is_valid_and_complete():
     assert driver["sparkSubmitParameters"].endswith("--conf spark.executor.memory=8g")
     assert driver["entryPointArguments"] == [
         "--queue-url", QUEUE, "--format", "json", "--schema", "id LONG", "--checkpoint", "s3://ck/checkpoints/ingest",
-        "--output", "s3://ck/output/ingest", "--region", "eu-west-1", "--option", "maxFilesPerTrigger=10",
-        "--option", "header=true", "--name", "s3sqs-ingest"]
+        "--option", "maxFilesPerTrigger=10", "--option", "header=true", "--region", "eu-west-1",
+        "--output", "s3://ck/output/ingest", "--name", "s3sqs-ingest"]
+    # ... and they are what the job's own parser reads back.
+    from s3sqs.job.flags import parse_job_args
+    back = parse_job_args(driver["entryPointArguments"])
+    assert (back.format, back.options, back.output) == ("json", {"maxFilesPerTrigger": "10", "header": "true"},
+                                                        "s3://ck/output/ingest")
 
 
 def test_batch_request_and_overrides():

@@ -271,7 +271,7 @@ def test_second_run_on_the_same_checkpoint_is_refused(stack, built_dist, moto_en
     (["--option", "maxFilesPerTrigger=many"], "submit-job: error: --option: option 'maxFilesPerTrigger'"),
     (["--option", "partitionColumns=Name"],
      "submit-job: error: --option partitionColumns: column 'Name' is not in --schema (did you mean 'name'?)"),
-    (["--option", "header"], "submit-job: error: --option 'header' must look like key=value"),
+    (["--option", "header"], "argument --option: 'header' must look like key=value"),
     (["--format", "jsn"], "argument --format: 'jsn' is not a file format (did you mean 'json'?)"),
 ])
 def test_preflight_refuses_what_the_job_would_refuse_before_any_aws_call(stack, tmp_path, wire, extra, message):

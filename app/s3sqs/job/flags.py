@@ -11,6 +11,7 @@ import argparse
 from dataclasses import dataclass
 from typing import Any, Callable
 
+from ..core.names import did_you_mean
 from ..core.units import parse_duration_seconds
 from ..core.vocabulary import FileFormat
 from ..sinks.config import CATALOGS, DEFAULT_TARGET_FILE_SIZE, SINKS
@@ -40,7 +41,7 @@ def comma_list(text: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in text.split(",") if item.strip())
 
 
-def at_least_one(text: str) -> int:
+def positive_int(text: str) -> int:
     try:
         n = int(text)
     except ValueError:
@@ -48,6 +49,22 @@ def at_least_one(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
     return n
+
+
+def choice(what: str, values, *, fold: Callable[[str], str] = str) -> Callable[[str], str]:
+    """An argument type accepting one of `values` (after `fold`, e.g. str.lower), with a did-you-mean.
+    argparse's own `choices=` lists the values but does not suggest one, and checks before `type` runs."""
+    allowed = tuple(values)
+
+    def parse(text: str) -> str:
+        v = fold(text.strip())
+        if v in allowed:
+            return v
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not {what}{did_you_mean(v, allowed)}; one of: {', '.join(allowed)}")
+
+    parse.__name__ = what  # argparse names the type in some messages
+    return parse
 
 
 @dataclass(frozen=True)
@@ -58,7 +75,6 @@ class Flag:
     switch: bool = False            # takes no value
     repeat: bool = False            # may be given several times (a list)
     default: Any = None
-    choices: tuple[str, ...] | None = None
     required: bool = False          # by the job (submit-job may fill it in from the stack outputs)
     submit: bool = True             # offered by submit-job with the same meaning
     metavar: str | None = None
@@ -75,8 +91,6 @@ class Flag:
             kw.update(type=self.type, default=[] if self.repeat else self.default, metavar=self.metavar)
             if self.repeat:
                 kw["action"] = "append"
-            if self.choices:
-                kw["choices"] = self.choices
             kw["required"] = self.required if required is None else required
         p.add_argument(self.name, **kw)
 
@@ -84,7 +98,8 @@ class Flag:
 FORMATS = tuple(f.value for f in FileFormat)
 SOURCE = (
     Flag("--queue-url", "the consumer's SQS queue URL", required=True, submit=False),
-    Flag("--format", "format of the S3 files", choices=FORMATS, required=True),
+    Flag("--format", f"format of the S3 files: {', '.join(FORMATS)}", type=choice("a file format", FORMATS, fold=str.lower),
+         required=True, metavar="FORMAT"),
     Flag("--schema", 'schema as a DDL string, e.g. "id LONG, name STRING"', required=True),
     Flag("--checkpoint", "checkpoint location (local path or s3://)", required=True),
     Flag("--option", "source option, repeatable (e.g. --option maxFilesPerTrigger=500)", type=key_value,
@@ -99,7 +114,8 @@ OUTPUT = (
     Flag("--partition-by", "comma-separated output partition columns", type=comma_list, default=(),
          metavar="C1,C2"),
     Flag("--sink", "parquet: Spark's file sink into --output (default); delta or iceberg: a table, committed "
-                   "once per micro-batch", choices=SINKS, default="parquet"),
+                   "once per micro-batch", type=choice("a sink", SINKS, fold=str.lower), default="parquet",
+         metavar="{" + ",".join(SINKS) + "}"),
     Flag("--table", "delta: the table's location (local path or s3://; default --output); iceberg: the catalog "
                     "table name, namespace.table"),
     Flag("--transform", "a function DataFrame -> DataFrame applied to the stream before the sink",
@@ -107,7 +123,8 @@ OUTPUT = (
     Flag("--target-file-size", f"delta/iceberg: aim each micro-batch's data files at this size (default "
                                f"{DEFAULT_TARGET_FILE_SIZE})", metavar="SIZE"),
     Flag("--catalog", "iceberg: glue (the AWS Glue Data Catalog; default) or sql (a SQLAlchemy database, e.g. "
-                      "SQLite for local runs)", choices=CATALOGS, submit=False),
+                      "SQLite for local runs)", type=choice("a catalog", CATALOGS, fold=str.lower), submit=False,
+         metavar="{" + ",".join(CATALOGS) + "}"),
     Flag("--catalog-uri", "iceberg with --catalog sql: e.g. sqlite:////tmp/catalog.db", metavar="URL",
          submit=False),
     Flag("--warehouse", "iceberg: where a new table's folder is created, WAREHOUSE/namespace/table "
@@ -117,7 +134,7 @@ RUN = (
     Flag("--trigger-interval", f"micro-batch interval (default: {DEFAULT_TRIGGER_INTERVAL})", type=duration_flag),
     Flag("--until-drained", "stop once the queue is empty and every planned batch is committed", switch=True),
     Flag("--idle-checks", f"with --until-drained: consecutive drained checks, 2 s apart, before stopping "
-                          f"(default {DEFAULT_IDLE_CHECKS})", type=at_least_one, default=DEFAULT_IDLE_CHECKS,
+                          f"(default {DEFAULT_IDLE_CHECKS})", type=positive_int, default=DEFAULT_IDLE_CHECKS,
          submit=False),
     Flag("--name", "query name", default="s3-sqs-ingest", submit=False),
     Flag("--verbose", "show Spark's own INFO logs (default: warnings only)", switch=True, submit=False),
