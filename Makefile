@@ -70,10 +70,10 @@ test-spark40: $(STAMP40)
 	$(VENV40)/bin/python -m pytest -q -m "spark or chaos"
 
 local-stack: $(STAMP)
-	$(VENV)/bin/python scripts/local-stack start --port $(PORT) --state-dir $(LOCAL_STACK_DIR) --outputs-file $(OUTPUTS_FILE)
+	$(VENV)/bin/local-stack start --port $(PORT) --state-dir $(LOCAL_STACK_DIR) --outputs-file $(OUTPUTS_FILE)
 
 local-stack-stop: $(STAMP)
-	$(VENV)/bin/python scripts/local-stack stop --state-dir $(LOCAL_STACK_DIR)
+	$(VENV)/bin/local-stack stop --state-dir $(LOCAL_STACK_DIR)
 
 clean:
 	rm -rf $(VENV) $(VENV40) node_modules dist .pytest_cache

@@ -311,7 +311,7 @@ class ConsumerQueue(Construct):
             self, "DlqMessagesAlarm", alarms, alarm_action,
             name=alarm_name(stack.stack_name, consumer.name, "dlq-messages"),
             description=f"Messages for consumer {consumer.name} reached its dead-letter queue: "
-                        f"scripts/redrive-dlq inspect --consumer {consumer.name}",
+                        f"redrive-dlq inspect --consumer {consumer.name}",
             metric=self.dlq.metric_approximate_number_of_messages_visible(period=period, statistic="Maximum"),
             threshold=alarms.dlq_messages_threshold,
         )
@@ -621,14 +621,14 @@ class ConsumerMonitoring(Construct):
             self, "QuarantinedFilesAlarm", alarms, alarm_action,
             name=alarm_name(stack.stack_name, consumer.name, "quarantined-files"),
             description=f"The job of consumer {consumer.name} set files aside that it could not read: "
-                        f"scripts/source-state files --consumer {consumer.name} --status quarantined",
+                        f"source-state files --consumer {consumer.name} --status quarantined",
             metric=job(job_metrics.QUARANTINED), threshold=alarms.quarantined_files_threshold,
         )
         self.failure_alarm = reaches_alarm(
             self, "QueryFailuresAlarm", alarms, alarm_action,
             name=alarm_name(stack.stack_name, consumer.name, "query-failures"),
             description=f"The streaming query of consumer {consumer.name} failed (a STREAMING run retries it): see "
-                        "its log group, or scripts/job-runs list",
+                        "its log group, or job-runs list",
             metric=job(job_metrics.QUERY_FAILURES), threshold=1,
         )
         sqs_max = {"period": period, "statistic": "Maximum"}
@@ -639,8 +639,8 @@ class ConsumerMonitoring(Construct):
             widgets=[
                 [cloudwatch.TextWidget(width=24, height=2, markdown=(
                     f"**Consumer {consumer.name}**: its job's figures come from the EMF lines it logs after each "
-                    f"batch. What a batch held, file by file: `scripts/source-state files --consumer "
-                    f"{consumer.name} --batch N`; one file: `scripts/source-state lookup --consumer "
+                    f"batch. What a batch held, file by file: `source-state files --consumer "
+                    f"{consumer.name} --batch N`; one file: `source-state lookup --consumer "
                     f"{consumer.name} KEY`."))],
                 [cloudwatch.AlarmStatusWidget(
                     title=f"Alarms of consumer {consumer.name}", width=24, height=3,

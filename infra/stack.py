@@ -142,7 +142,7 @@ class StreamingStack(Stack):
         alarm_action = self.alarm_topic.action
         self.failed_jobs_alarm = reaches_alarm(
             self, "FailedJobRunsAlarm", cfg.alarms, alarm_action, name=alarm_name(self.stack_name, "failed-job-runs"),
-            description="A job run on the EMR Serverless application failed: scripts/job-runs list --state FAILED",
+            description="A job run on the EMR Serverless application failed: job-runs list --state FAILED",
             metric=spark.failed_jobs.with_(period=Duration.seconds(cfg.alarms.period_seconds)), threshold=1,
         )
 

@@ -14,6 +14,7 @@ cannot drift from them:
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import traceback
 from pathlib import Path
@@ -135,8 +136,20 @@ def positive_float(text: str) -> float:
 
 # ---------------------------------------------------------------- how a command ends
 
+TOOLS = ("package-job", "submit-job", "job-runs", "onboard-account", "redrive-dlq", "local-stack",
+         "compact-table", "source-state")
+
+
+def command(name: str) -> str:
+    """How to run the sibling tool `name` as printed: from the folder this tool was run from when it was run by
+    path (.venv/bin/submit-job -> .venv/bin/job-runs), else by its bare name (on PATH with the venv active)."""
+    me = sys.argv[0] if sys.argv else ""
+    folder, base = os.path.split(me)
+    return os.path.join(folder, name) if folder and base in TOOLS else name
+
+
 def say(msg: str) -> None:
-    """Progress and diagnostics go to stderr, so stdout carries only results (RUN=$(scripts/submit-job ...))."""
+    """Progress and diagnostics go to stderr, so stdout carries only results (RUN=$(submit-job ...))."""
     print(msg, file=sys.stderr, flush=True)
 
 

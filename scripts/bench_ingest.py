@@ -28,9 +28,9 @@ ROOT = Path(__file__).resolve().parents[1]
 import boto3
 import pyarrow.json as pajson
 
-from ops.local_aws import FAKE_ENV, announce_to_queue, start_moto_server
-from ops.local_spark import job_command, job_env
-from ops.sink import committed_rows
+from devtools.local_aws import FAKE_ENV, announce_to_queue, start_moto_server
+from devtools.local_spark import job_command, job_env
+from devtools.committed import committed_rows
 from s3sqs.state.snapshots import Snapshots, read_status
 from s3sqs.state.store import LocalStore
 

@@ -128,7 +128,7 @@ def main(argv=None) -> int:
 
     import boto3
 
-    from ops.local_aws import FAKE_ENV, announce_to_queue, start_moto_server
+    from devtools.local_aws import FAKE_ENV, announce_to_queue, start_moto_server
     os.environ.update(FAKE_ENV)
     server = start_moto_server()
     try:

@@ -153,7 +153,7 @@ def main(argv=None) -> int:
 
     import boto3
 
-    from ops.local_aws import FAKE_ENV, start_moto_server
+    from devtools.local_aws import FAKE_ENV, start_moto_server
     os.environ.update(FAKE_ENV)
     server = start_moto_server()
     data = Path(tempfile.mkdtemp(prefix="bench-read-data-"))

@@ -62,7 +62,7 @@ def main(argv=None) -> int:
     try:
         if args.s3:
             import boto3
-            from ops.local_aws import FAKE_ENV, start_moto_server
+            from devtools.local_aws import FAKE_ENV, start_moto_server
             import os
             os.environ.update(FAKE_ENV)
             server = start_moto_server()

@@ -34,9 +34,9 @@ import boto3
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from ops.local_aws import FAKE_ENV, start_moto_server
-from ops.local_spark import job_command, job_env
-from ops.sink import committed_rows
+from devtools.local_aws import FAKE_ENV, start_moto_server
+from devtools.local_spark import job_command, job_env
+from devtools.committed import committed_rows
 from ops.stack_outputs import StackOutputs
 
 REGION = "us-east-1"

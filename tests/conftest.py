@@ -2,7 +2,7 @@ import os
 
 import pytest
 
-from ops.local_aws import FAKE_ENV, start_moto_server
+from devtools.local_aws import FAKE_ENV, start_moto_server
 
 # Fake credentials for every test: nothing may reach real AWS.
 for _k, _v in FAKE_ENV.items():

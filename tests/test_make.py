@@ -28,6 +28,6 @@ def test_setup_announces_each_long_step_and_lets_pip_show_its_progress():
 
 
 def test_local_stack_targets_run_the_script_with_the_documented_defaults():
-    assert dry_run("local-stack")[-1] == (".venv/bin/python scripts/local-stack start --port 5000 "
+    assert dry_run("local-stack")[-1] == (".venv/bin/local-stack start --port 5000 "
                                           "--state-dir .local-stack --outputs-file cdk-outputs.json")
-    assert dry_run("local-stack-stop")[-1] == ".venv/bin/python scripts/local-stack stop --state-dir .local-stack"
+    assert dry_run("local-stack-stop")[-1] == ".venv/bin/local-stack stop --state-dir .local-stack"

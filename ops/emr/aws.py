@@ -10,6 +10,7 @@ from pathlib import Path
 from botocore.exceptions import BotoCoreError, ClientError
 
 from ops import aws
+from ops.cli import command
 from ops.emr import SubmitError, runs
 from ops.emr.request import ArtifactLocations
 from ops.packaging.build import human
@@ -78,7 +79,7 @@ def check_application(emr, application_id: str, manifest: dict, declared_arch: s
     if have != want:
         raise SubmitError(
             f"application {application_id} runs on {have} but dist/ was built for {want}: "
-            f"run scripts/package-job --arch {'aarch64' if have == 'ARM64' else 'x86_64'}"
+            f"run {command('package-job')} --arch {'aarch64' if have == 'ARM64' else 'x86_64'}"
         )
     if app.get("state") in ("TERMINATED", "TERMINATING"):
         raise SubmitError(f"application {application_id} is {app['state']}; redeploy the stack")

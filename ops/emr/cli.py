@@ -1,6 +1,6 @@
 """The submit-job and job-runs command lines.
 
-submit-job prints the new run's id on stdout and its progress on stderr, so `RUN=$(scripts/submit-job … --apply)`
+submit-job prints the new run's id on stdout and its progress on stderr, so `RUN=$(submit-job … --apply)`
 works; job-runs lists, shows and cancels runs. Both find every id and ARN in the stack outputs. Like every
 tool here, the commands that change AWS (submitting, cancelling) only show what they would do until --apply.
 """
@@ -110,8 +110,9 @@ def _submit(args, out) -> int:
 def follow_up_hint(run_id: str, flags: list[str]) -> str:
     """How to follow and cancel the run, with the flags that found this stack (so the hint runs as printed)."""
     extra = "".join(" " + shlex.quote(f) for f in flags)
-    return (f"follow it with: scripts/job-runs show {run_id}{extra}\n"
-            f"cancel it with: scripts/job-runs cancel {run_id}{extra} --apply")
+    runs = cli.command("job-runs")
+    return (f"follow it with: {runs} show {run_id}{extra}\n"
+            f"cancel it with: {runs} cancel {run_id}{extra} --apply")
 
 
 def _report_end(run: dict) -> int:
@@ -127,7 +128,7 @@ def _report_end(run: dict) -> int:
 def submit_main(argv: list[str] | None = None, out=None) -> int:
     args = submit_parser().parse_args(argv)
     return cli.run(SUBMIT_PROG, lambda: _submit(args, out or sys.stdout), debug=args.debug,
-                   interrupted="a run that was started goes on (scripts/job-runs cancel RUN_ID --apply stops it)")
+                   interrupted=f"a run that was started goes on ({cli.command('job-runs')} cancel RUN_ID --apply stops it)")
 
 
 def add_dashboard_arg(p: argparse.ArgumentParser) -> None:

@@ -9,6 +9,7 @@ import shlex
 from dataclasses import dataclass, field
 
 from infra.contract import checkpoint_prefix, emr_logs_prefix, job_artifacts_prefix, log_group_name, output_prefix
+from ops.cli import command
 from ops.emr import SubmitError
 from ops.packaging.target import CONNECTOR_ARCHIVE_ALIAS, ENV_ARCHIVE_ALIAS
 from ops.stack_outputs import StackOutputs
@@ -177,7 +178,7 @@ def check_sink(spec: JobSpec, output: str, manifest: dict) -> None:
         shipped = manifest.get("transform_modules", [])
         if module not in shipped:
             raise SubmitError(f"--transform {spec.transform}: module {module!r} is not in dist/ (it has "
-                              f"{', '.join(shipped) or 'none'}); run scripts/package-job --transform-module "
+                              f"{', '.join(shipped) or 'none'}); run {command('package-job')} --transform-module "
                               f"PATH/{module}.py (or its package folder)")
 
 

@@ -7,6 +7,8 @@ from __future__ import annotations
 import json
 import shlex
 
+from ops.cli import command
+
 TERMINAL_STATES = ("SUCCESS", "FAILED", "CANCELLED")
 ACTIVE_STATES = ("SUBMITTED", "PENDING", "SCHEDULED", "RUNNING", "QUEUED", "CANCELLING")
 ALL_STATES = ("SUBMITTED", "PENDING", "SCHEDULED", "QUEUED", "RUNNING", "CANCELLING") + TERMINAL_STATES
@@ -27,7 +29,7 @@ def checkpoint_in_use(busy: list[str], checkpoint: str) -> str:
     index and the queue."""
     one = len(busy) == 1
     return (f"{'run' if one else 'runs'} {', '.join(busy)} already {'uses' if one else 'use'} checkpoint "
-            f"{checkpoint}; stop {'it' if one else 'them'} first (scripts/job-runs cancel RUN_ID --wait) "
+            f"{checkpoint}; stop {'it' if one else 'them'} first ({command('job-runs')} cancel RUN_ID --wait) "
             "or choose another --checkpoint")
 
 

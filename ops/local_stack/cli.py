@@ -41,8 +41,8 @@ def _command(args) -> int:
         f"local stack on {endpoint}: consumers {', '.join(sorted(json.loads(outputs['Consumers'])))}; "
         f"outputs in {args.outputs_file}",
         f"try the scripts with its fake credentials and endpoint:  source {args.state_dir / 'env'}",
-        "  .venv/bin/python scripts/job-runs list",
-        "  .venv/bin/python scripts/redrive-dlq inspect --consumer ingest",
+        "  .venv/bin/job-runs list",
+        "  .venv/bin/redrive-dlq inspect --consumer ingest",
         "stop it with:  make local-stack-stop",
     ]))
     return 0

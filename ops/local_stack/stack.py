@@ -18,7 +18,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
-from ops.local_aws import FAKE_ENV, start_moto_server
+from devtools.local_aws import FAKE_ENV, start_moto_server
 from ops.local_stack import LocalStackError
 
 DEFAULT_PORT = 5000  # moto's own default

@@ -53,7 +53,9 @@ from installer.destinations import SchemeDictionaryDestination
 from installer.exceptions import InstallerError
 from installer.records import RecordEntry
 from installer.sources import WheelFile
+from s3sqs.core.units import human_bytes
 
+from ops.cli import command
 from ops.packaging import PackagingError
 from ops.packaging.target import (
     CONNECTOR_ARCHIVE_ALIAS, CONNECTOR_NAME, CONNECTOR_PACKAGE, ENTRY_POINT_NAME, ENV_ARCHIVE_ALIAS, MANIFEST_NAME,
@@ -443,13 +445,7 @@ def write_manifest(result: BuildResult) -> Path:
 
 
 def human(n: int | None) -> str:
-    if n is None:
-        return "-"
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if n < 1024 or unit == "GiB":
-            return f"{n:.0f} {unit}" if unit == "B" else f"{n:.1f} {unit}"
-        n /= 1024
-    return str(n)
+    return "-" if n is None else human_bytes(n)
 
 
 def _rel(p: Path) -> str:
@@ -478,14 +474,14 @@ def load_manifest(dist: Path = DEFAULT_DIST) -> dict:
     dist = Path(dist)
     path = dist / MANIFEST_NAME
     if not path.is_file():
-        raise PackagingError(f"{_rel(path)} not found: run scripts/package-job first")
+        raise PackagingError(f"{_rel(path)} not found: run {command('package-job')} first")
     manifest = json.loads(path.read_text())
     for name, meta in manifest["artifacts"].items():
         p = dist / name
         if not p.is_file():
-            raise PackagingError(f"{_rel(p)} is missing: run scripts/package-job again")
+            raise PackagingError(f"{_rel(p)} is missing: run {command('package-job')} again")
         if p.stat().st_size != meta["size"]:
-            raise PackagingError(f"{_rel(p)} changed since it was built: run scripts/package-job again")
+            raise PackagingError(f"{_rel(p)} changed since it was built: run {command('package-job')} again")
     return manifest
 
 

@@ -1,7 +1,7 @@
 """Exact versions of everything that goes into the EMR dependency archive.
 
 pyproject.toml pins the connector's direct dependencies; this pins their dependencies too, so that an
-archive built today and one built in a month hold the same files. `scripts/package-job` refuses to build
+archive built today and one built in a month hold the same files. `package-job` refuses to build
 when the two disagree or when a wheel needs something missing here, and says what to add.
 """
 

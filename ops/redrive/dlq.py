@@ -6,10 +6,11 @@ import base64
 import fnmatch
 import time
 from dataclasses import dataclass, field
-from datetime import datetime, timezone
+from datetime import datetime
 
 from s3sqs.planning.events import MessageParseError, parse_body
 from s3sqs.core.files import S3File
+from s3sqs.core.units import from_ms
 
 SQS_BATCH = 10  # SQS batch APIs take at most 10 entries
 
@@ -26,7 +27,7 @@ class Decoded:
 
 def _ms_to_dt(value) -> datetime | None:
     try:
-        return datetime.fromtimestamp(int(value) / 1000, tz=timezone.utc)
+        return from_ms(int(value))
     except (TypeError, ValueError):
         return None
 
@@ -144,10 +145,6 @@ class Pacer:
         if delay > 0:
             self.sleep(delay)
         self.sent += n
-
-    def observed_rate(self) -> float:
-        elapsed = self.clock() - self.started
-        return self.sent / elapsed if elapsed > 0 else 0.0
 
 
 # ---------------------------------------------------------------- re-sending

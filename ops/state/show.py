@@ -5,12 +5,11 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta, timezone
 
-from s3sqs.core.units import human_bytes, iso
+from s3sqs.core.units import human_bytes, iso, parse_duration_seconds, to_ms
 from s3sqs.state.view import STATUSES, FileState
 
 from ops.state import SourceStateError
 
-_AGO_UNITS = {"s": 1, "m": 60, "h": 3600, "d": 86400, "w": 604800}
 STATUS_NOTES = {"planned": "in a batch, not known to be in the sink yet", "pending": "recorded, not in a batch yet"}
 FILES_HEADER = f"{'SEQ':>9}  {'BATCH':>6}  {'STATUS':<14}  {'EVENT (UTC)':<20}  {'SIZE':>10}  {'COMMITTED (UTC)':<20}  URI"
 
@@ -18,9 +17,11 @@ FILES_HEADER = f"{'SEQ':>9}  {'BATCH':>6}  {'STATUS':<14}  {'EVENT (UTC)':<20}  
 def parse_since(text: str, now: datetime) -> int:
     """--since: an ISO 8601 time (UTC unless it says otherwise) or a duration ago (90s, 30m, 12h, 3d, 1w)."""
     t = text.strip()
-    m = re.fullmatch(r"(\d+)\s*([smhdw])", t)
-    if m:
-        return int((now - timedelta(seconds=int(m.group(1)) * _AGO_UNITS[m.group(2)])).timestamp() * 1000)
+    if re.fullmatch(r"\d+(\.\d+)?\s*[a-z]+", t.lower()):
+        try:
+            return to_ms(now - timedelta(seconds=parse_duration_seconds(t, bare_unit=None)))
+        except ValueError:
+            pass
     try:
         when = datetime.fromisoformat(t)
     except ValueError:
@@ -28,7 +29,7 @@ def parse_since(text: str, now: datetime) -> int:
                          "2026-11-20T08:00:00Z, or a duration ago such as 90m, 12h or 3d") from None
     if when.tzinfo is None:
         when = when.replace(tzinfo=timezone.utc)
-    return int(when.timestamp() * 1000)
+    return to_ms(when)
 
 
 def file_line(f: FileState) -> str:

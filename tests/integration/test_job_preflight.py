@@ -5,7 +5,7 @@ import time
 
 import pytest
 
-from ops.local_spark import ROOT, job_env
+from devtools.local_spark import ROOT, job_env
 from tests.support.aws import bucket_to_queue
 
 

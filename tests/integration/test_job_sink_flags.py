@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ops.local_spark import ROOT
+from devtools.local_spark import ROOT
 
 BASE = ["--queue-url", "https://sqs.eu-west-1.amazonaws.com/123456789012/q", "--format", "csv",
         "--schema", "id LONG", "--checkpoint", "/tmp/unused-checkpoint"]

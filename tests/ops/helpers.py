@@ -42,11 +42,11 @@ def session_for(endpoint: str, account: str) -> boto3.session.Session:
 
 def run_script(name: str, *args: str, env: dict | None = None, timeout: float = 60,
                cwd: Path | None = None) -> subprocess.CompletedProcess:
-    """Run scripts/<name>; by default in an empty directory, so a cdk.json or cdk-outputs.json lying in the
-    checkout (`make local-stack` writes one) never changes what a test sees."""
+    """Run the installed command <name> (.venv/bin/<name>); by default in an empty directory, so a cdk.json or
+    cdk-outputs.json lying in the checkout (`make local-stack` writes one) never changes what a test sees."""
     with tempfile.TemporaryDirectory(prefix="ops-cwd-") as empty:
         return subprocess.run(
-            [sys.executable, str(REPO / "scripts" / name), *args],
+            [str(Path(sys.executable).parent / name), *args],
             capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}, cwd=cwd or empty,
         )
 

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from infra import STACK_NAME
-from ops.local_aws import free_port
+from devtools.local_aws import free_port
 from ops.local_stack import LocalStackError, stack
 from tests.ops.helpers import REPO, run_script
 

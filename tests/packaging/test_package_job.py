@@ -1,4 +1,4 @@
-"""scripts/package-job: what goes into dist/, for which target, and that it is reproducible."""
+"""package-job: what goes into dist/, for which target, and that it is reproducible."""
 from __future__ import annotations
 
 import base64
@@ -119,7 +119,7 @@ def test_cross_build_for_aarch64_python312(tmp_path):
 def test_cli_rebuild_is_byte_identical_and_prints_sizes(built_dist, tmp_path):
     """A second build, through the CLI, from the same inputs: same bytes; and a table with sizes."""
     out = subprocess.run(
-        [sys.executable, str(REPO / "scripts" / "package-job"), "--dist", str(tmp_path / "d"),
+        [str(Path(sys.executable).parent / "package-job"), "--dist", str(tmp_path / "d"),
          "--python-home", built_dist.target.python_home, "--arch", built_dist.target.arch,
          "--python", built_dist.target.python],
         capture_output=True, text=True, timeout=300,
@@ -138,9 +138,9 @@ def test_cli_rebuild_is_byte_identical_and_prints_sizes(built_dist, tmp_path):
 
 
 def test_missing_dist_and_bad_target_are_explained(tmp_path):
-    with pytest.raises(PackagingError, match="run scripts/package-job"):
+    with pytest.raises(PackagingError, match="run package-job"):
         build.load_manifest(tmp_path / "nothing-here")
-    bad = subprocess.run([sys.executable, str(REPO / "scripts" / "package-job"), "--arch", "sparc"],
+    bad = subprocess.run([str(Path(sys.executable).parent / "package-job"), "--arch", "sparc"],
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "argument --arch: 'sparc' is not a CPU architecture; one of: x86_64, aarch64" \
         in bad.stderr
@@ -152,7 +152,7 @@ def test_progress_reports_each_further_tenth_once():
     for n in (50, 50, 5, 300, 595):
         p.add(n)
     assert [line.split(": ")[1].split(" of")[0] for line in lines] == ["10%", "40%", "100%"]
-    assert lines[-1].startswith("  writing x: 100% of 1000 B (")
+    assert lines[-1].startswith("  writing x: 100% of 1,000 B (")
 
 
 def test_a_wheel_that_does_not_match_its_record_is_refused(built_dist, tmp_path):  # built_dist fills the cache

@@ -39,8 +39,8 @@ from ops.emr import request as emr_request
 from ops.stack_outputs import load_outputs
 from tests.packaging.conftest import REGION
 from tests.support.spark import only_on_newest_spark
-from ops.local_aws import FAKE_ENV
-from ops.local_spark import spark_home  # this environment's PySpark (4.3 or 4.0.2)
+from devtools.local_aws import FAKE_ENV
+from devtools.local_spark import spark_home  # this environment's PySpark (4.3 or 4.0.2)
 
 CONSUMER = "ingest"
 ROWS_PER_FILE = 50

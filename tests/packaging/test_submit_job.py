@@ -1,4 +1,4 @@
-"""scripts/submit-job and scripts/job-runs against a moto server holding the stack's own topology.
+"""submit-job and job-runs against a moto server holding the stack's own topology.
 
 The topology comes from the synthesized CDK template (infra.local_stand_in), so the outputs file is
 the one a real `cdk deploy --outputs-file` would write, with the same keys.
@@ -176,12 +176,12 @@ def test_unknown_consumer_names_the_known_ones(stack, built_dist, moto_endpoint)
     _, outputs_file = stack
     argv = ["--outputs-file", str(outputs_file), "--consumer", "billing", "--format", "csv", "--schema", SCHEMA,
             "--dist", str(built_dist.dist), "--dry-run"]
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "submit-job"), *argv],
+    proc = subprocess.run([str(Path(sys.executable).parent / "submit-job"), *argv],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2
     assert "unknown consumer 'billing'" in proc.stderr and "analytics" in proc.stderr and "ingest" in proc.stderr
     argv[argv.index("billing")] = "ingst"
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "submit-job"), *argv],
+    proc = subprocess.run([str(Path(sys.executable).parent / "submit-job"), *argv],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and "unknown consumer 'ingst' (did you mean 'ingest'?)" in proc.stderr
 
@@ -189,7 +189,7 @@ def test_unknown_consumer_names_the_known_ones(stack, built_dist, moto_endpoint)
 def test_missing_dist_says_to_package(stack, tmp_path, moto_endpoint):
     _, outputs_file = stack
     rc, _, err = submit(outputs_file, tmp_path / "dist", moto_endpoint, "--dry-run")
-    assert rc == 2 and "run scripts/package-job" in err
+    assert rc == 2 and "run package-job" in err
 
 
 def test_failed_run_exits_nonzero_with_details(stack, built_dist, moto_endpoint, wire):
@@ -206,7 +206,7 @@ def test_wrong_architecture_is_refused(stack, built_dist, moto_endpoint, tmp_pat
     other = "ARM64" if built_dist.target.emr_architecture == "X86_64" else "X86_64"
     outputs_file = write_outputs_file({**outputs, "EmrArchitecture": other}, tmp_path / "o.json")
     rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--apply")
-    assert rc == 2 and f"runs on {other}" in err and "scripts/package-job --arch" in err
+    assert rc == 2 and f"runs on {other}" in err and "package-job --arch" in err
 
 
 def test_job_runs_list_show_cancel(stack, built_dist, moto_endpoint):
@@ -216,11 +216,11 @@ def test_job_runs_list_show_cancel(stack, built_dist, moto_endpoint):
     run_id = out.strip()
     base = ["--outputs-file", str(outputs_file), "--region", REGION, "--endpoint-url", moto_endpoint]
     # The hint after submitting runs as printed: it keeps the flags that found the stack and the endpoint.
-    assert f"follow it with: scripts/job-runs show {run_id} {' '.join(base)}" in err
-    assert f"cancel it with: scripts/job-runs cancel {run_id} {' '.join(base)} --apply" in err
+    assert f"follow it with: job-runs show {run_id} {' '.join(base)}" in err
+    assert f"cancel it with: job-runs cancel {run_id} {' '.join(base)} --apply" in err
 
     def runs(*argv):
-        proc = subprocess.run([sys.executable, str(REPO / "scripts" / "job-runs"), *argv],
+        proc = subprocess.run([str(Path(sys.executable).parent / "job-runs"), *argv],
                               capture_output=True, text=True, timeout=60)
         return proc.returncode, proc.stdout, proc.stderr
 
@@ -297,7 +297,7 @@ def test_preflight_runs_in_the_script_and_in_a_dry_run_too(stack, tmp_path):
     _, outputs_file = stack
     argv = ["--outputs-file", str(outputs_file), "--consumer", CONSUMER, "--format", "csv",
             "--schema", "id LONG, name STRNG", "--dist", str(tmp_path / "no-dist"), "--dry-run"]
-    proc = subprocess.run([sys.executable, str(REPO / "scripts" / "submit-job"), *argv],
+    proc = subprocess.run([str(Path(sys.executable).parent / "submit-job"), *argv],
                           capture_output=True, text=True, timeout=60)
     assert proc.returncode == 2 and proc.stdout == ""
     assert proc.stderr == ("submit-job: error: --schema: unknown type 'STRNG' for column 'name' at character 15 "

@@ -3,7 +3,7 @@ every input row in the sink exactly once."""
 import pytest
 
 from tests.support.aws import bucket_to_queue
-from ops.sink import committed_rows
+from devtools.committed import committed_rows
 from tests.support.spark import Job, only_on_newest_spark, wait_for
 
 FILES, ROWS = 60, 20

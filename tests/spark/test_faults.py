@@ -3,8 +3,8 @@ the moto server delays answers, answers 503 SlowDown, drops connections, cuts bo
 them for longer than the AWS SDK's default low-speed limit allows."""
 import pytest
 
-from ops.fault_proxy import FaultProxy, Faults, s3_reads_and_sqs
-from ops.sink import committed_rows
+from devtools.fault_proxy import FaultProxy, Faults, s3_reads_and_sqs
+from devtools.committed import committed_rows
 from tests.spark.test_stream import run_until_drained, source_options, spark  # noqa: F401  (fixture)
 from tests.support.aws import bucket_to_queue
 from tests.support.spark import only_on_emr_spark

@@ -4,8 +4,8 @@ import subprocess
 
 import pytest
 
-from ops.local_spark import ROOT, job_command, job_env
-from ops.sink import committed_rows
+from devtools.local_spark import ROOT, job_command, job_env
+from devtools.committed import committed_rows
 from tests.support.aws import bucket_to_queue
 from tests.support.spark import Job
 

@@ -14,7 +14,7 @@ from s3sqs.job.completion import CompletionCheck
 from s3sqs.job.metrics import offset_seq
 from s3sqs.config.options import parse_options
 from tests.support.aws import bucket_to_queue
-from ops.sink import committed_rows
+from devtools.committed import committed_rows
 from tests.support.spark import pyspark_version
 
 pytestmark = pytest.mark.spark

@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import boto3
 
-from ops.local_aws import announce_to_queue
+from devtools.local_aws import announce_to_queue
 
 
 def clients(endpoint: str):

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from ops.local_spark import ROOT, job_command, job_env
+from devtools.local_spark import ROOT, job_command, job_env
 
 
 def pyspark_version() -> tuple[int, int]:

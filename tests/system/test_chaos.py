@@ -6,7 +6,7 @@ import sys
 
 import pytest
 
-from ops.local_spark import ROOT, job_env
+from devtools.local_spark import ROOT, job_env
 
 
 def chaos(*args, timeout):

@@ -33,7 +33,7 @@ def parse_spec(spec: str) -> tuple[str, str]:
 
 def load_transform(spec: str, search_dirs: tuple[str, ...] | None = None) -> Callable:
     """Import the function and check it takes exactly one argument. Modules are found on sys.path,
-    which on EMR holds the connector archive (where scripts/package-job puts --transform-module files),
+    which on EMR holds the connector archive (where package-job puts --transform-module files),
     plus the working directory for local runs."""
     module_name, func_name = parse_spec(spec)
     for d in (os.getcwd(),) if search_dirs is None else search_dirs:
@@ -45,7 +45,7 @@ def load_transform(spec: str, search_dirs: tuple[str, ...] | None = None) -> Cal
         if e.name and module_name.startswith(e.name):
             raise TransformError(
                 f"{FLAG} {spec}: no module named {module_name!r}. Run from the folder that holds it or put it on "
-                "PYTHONPATH; for EMR, ship it with scripts/package-job --transform-module PATH") from e
+                "PYTHONPATH; for EMR, ship it with package-job --transform-module PATH") from e
         raise TransformError(f"{FLAG} {spec}: importing {module_name!r} failed: {e}") from e
     except Exception as e:
         raise TransformError(f"{FLAG} {spec}: importing {module_name!r} failed: {type(e).__name__}: {e}") from e

@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+from pathlib import Path
 import threading
 import time
 from collections import Counter
@@ -268,7 +269,7 @@ def test_waiting_for_hidden_messages_is_bounded(sqs, queues):
 
 def _start_redrive(moto_endpoint, dlq_url, *extra) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, str(REPO / "scripts" / "redrive-dlq"), "redrive", "--dlq-url", dlq_url, "--apply",
+        [str(Path(sys.executable).parent / "redrive-dlq"), "redrive", "--dlq-url", dlq_url, "--apply",
          "--endpoint-url", moto_endpoint, "--region", "us-east-1", *extra],
         stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=os.environ.copy(),
     )

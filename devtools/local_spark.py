@@ -6,7 +6,7 @@ import os
 import sys
 from pathlib import Path
 
-from ops.local_aws import FAKE_ENV
+from devtools.local_aws import FAKE_ENV
 
 ROOT = Path(__file__).resolve().parents[1]
 
