@@ -74,19 +74,23 @@ def start_moto_server(log_path: Path | None = None, port: int | None = None, det
     raise RuntimeError("moto_server did not answer within 60 s")
 
 
-def announce_to_queue(s3, sqs, name: str, max_receive_count: int | None = None) -> tuple[str, str | None]:
-    """A bucket `name` whose ObjectCreated events go straight to queue `name`, with a DLQ `name-dlq` when
-    max_receive_count is given. Returns (queue URL, DLQ URL or None). moto's s3:TestEvent stays queued."""
+def wire_consumer(endpoint_url: str, name: str, max_receive_count: int | None = None, consumer: str = "ingest",
+                  region: str = "us-east-1"):
+    """A fresh copy of the stack's own wiring for one consumer, as `cdk deploy` creates it: the source bucket
+    -> the SNS fan-out topic -> the consumer's queue and dead-letter queue, taken from the synthesized template
+    (infra/local_stand_in.py) with every name prefixed by `name`. `max_receive_count` replaces cdk.json's on the
+    queue's redrive policy. Returns the stand-in's ConsumerPath (bucket, queue_url, dlq_url)."""
     import json
 
-    s3.create_bucket(Bucket=name)
-    attrs, dlq = {}, None
+    import boto3
+
+    from infra.local_stand_in import deploy_consumer_path, synth_template
+
+    path = deploy_consumer_path(synth_template(), endpoint_url, consumer, f"{name}-", region)
     if max_receive_count is not None:
-        dlq = sqs.create_queue(QueueName=f"{name}-dlq")["QueueUrl"]
-        dlq_arn = sqs.get_queue_attributes(QueueUrl=dlq, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-        attrs["RedrivePolicy"] = json.dumps({"deadLetterTargetArn": dlq_arn, "maxReceiveCount": str(max_receive_count)})
-    queue = sqs.create_queue(QueueName=name, Attributes=attrs)["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    s3.put_bucket_notification_configuration(Bucket=name, NotificationConfiguration={
-        "QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
-    return queue, dlq
+        sqs = boto3.client("sqs", endpoint_url=endpoint_url, region_name=region)
+        policy = json.loads(sqs.get_queue_attributes(QueueUrl=path.queue_url, AttributeNames=["RedrivePolicy"])
+                            ["Attributes"]["RedrivePolicy"])
+        policy["maxReceiveCount"] = str(max_receive_count)
+        sqs.set_queue_attributes(QueueUrl=path.queue_url, Attributes={"RedrivePolicy": json.dumps(policy)})
+    return path

@@ -43,6 +43,7 @@ import json
 import os
 import re
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 from urllib.parse import quote_plus
@@ -87,11 +88,77 @@ def deploy_to_moto(template: dict, endpoint_url: str, region: str = "us-east-1")
     return _Deployer(template, endpoint_url, region).deploy()
 
 
+@dataclass(frozen=True)
+class ConsumerPath:
+    bucket: str
+    queue_url: str
+    dlq_url: str
+
+
+# What an S3 event travels through on its way to a consumer's queue.
+_PATH_TYPES = {"AWS::S3::Bucket", "AWS::S3::BucketPolicy", "Custom::S3BucketNotifications", "AWS::KMS::Key",
+               "AWS::SNS::Topic", "AWS::SNS::TopicPolicy", "AWS::SNS::Subscription", "AWS::SQS::Queue",
+               "AWS::SQS::QueuePolicy"}
+
+
+def consumer_path(template: dict, consumer: str) -> set[str]:
+    """The logical ids of the resources between the source bucket and one consumer's queue: the bucket and its
+    notifications, the fan-out topic, the consumer's subscription, queue and dead-letter queue, their policies
+    and keys, and what those need (the access-log bucket)."""
+    from infra.contract import queue_name
+
+    resources = template["Resources"]
+    wanted = queue_name(STACK_NAME, consumer)
+    queues = [lid for lid, r in resources.items()
+              if r["Type"] == "AWS::SQS::Queue" and r.get("Properties", {}).get("QueueName") == wanted]
+    if not queues:
+        raise StandInError(f"the template has no queue {wanted!r}: is {consumer!r} a consumer in cdk.json?")
+    chosen = {queues[0]} | {lid for lid, r in resources.items() if r["Type"] == "Custom::S3BucketNotifications"}
+    chosen |= {lid for lid, r in resources.items() if r["Type"] == "AWS::SNS::Subscription"
+               and queues[0] in _references(r.get("Properties", {}))}
+    while True:  # what the chosen ones reference, and the policies of what is chosen
+        refs = set().union(*(_references({k: v for k, v in resources[lid].get("Properties", {}).items()
+                                          if k != "ServiceToken"}) for lid in chosen))
+        grown = chosen | {lid for lid in refs if resources.get(lid, {}).get("Type") in _PATH_TYPES}
+        grown |= {lid for lid, r in resources.items() if r["Type"].endswith("Policy") and r["Type"] in _PATH_TYPES
+                  and _references(r.get("Properties", {})) & grown
+                  and _references(r.get("Properties", {})) <= grown | set(_PSEUDO)}
+        if grown == chosen:
+            return chosen
+        chosen = grown
+
+
+def source_bucket_name(template: dict, name_prefix: str) -> str:
+    """The name deploy_consumer_path gives the source bucket; an existing bucket of that name is kept, with its
+    objects (as `cdk deploy` keeps an imported bucket's)."""
+    lid = next(lid for lid, r in template["Resources"].items() if r["Type"] == "Custom::S3BucketNotifications")
+    bucket = template["Resources"][lid]["Properties"]["BucketName"]["Ref"]
+    return _short(name_prefix + (template["Resources"][bucket].get("Properties", {}).get("BucketName")
+                                 or bucket.lower()), 63)
+
+
+def deploy_consumer_path(template: dict, endpoint_url: str, consumer: str, name_prefix: str,
+                         region: str = "us-east-1") -> ConsumerPath:
+    """Create one consumer's path (consumer_path) on a moto server, every bucket, topic and queue named with
+    `name_prefix`, so each caller (a test, a benchmark run) gets its own copy of the production wiring."""
+    d = _Deployer(template, endpoint_url, region, name_prefix=name_prefix, only=consumer_path(template, consumer))
+    d.deploy(outputs=False)
+    resources = template["Resources"]
+    notifications = next(lid for lid in d.physical if resources[lid]["Type"] == "Custom::S3BucketNotifications")
+    bucket = d.resolve(resources[notifications]["Properties"]["BucketName"])
+    queues = [lid for lid in d.physical if resources[lid]["Type"] == "AWS::SQS::Queue"]
+    main = next(lid for lid in queues if "RedrivePolicy" in resources[lid].get("Properties", {}))
+    dlq = next(lid for lid in queues if lid != main)
+    return ConsumerPath(bucket, d.physical[main]["QueueUrl"], d.physical[dlq]["QueueUrl"])
+
+
 class StandInError(RuntimeError):
     """The template holds something the stand-in cannot reproduce on moto."""
 
 
 _NO_VALUE = object()
+_PSEUDO = ("AWS::AccountId", "AWS::Region", "AWS::Partition", "AWS::URLSuffix", "AWS::StackName", "AWS::StackId",
+           "AWS::NoValue")
 _SKIPPED_TYPES = {"AWS::Lambda::Function", "AWS::CDK::Metadata"}
 
 
@@ -101,12 +168,14 @@ def _short(name: str, limit: int) -> str:
 
 
 class _Deployer:
-    def __init__(self, template: dict, endpoint_url: str, region: str) -> None:
+    def __init__(self, template: dict, endpoint_url: str, region: str, name_prefix: str = "",
+                 only: set[str] | None = None) -> None:
         import boto3
 
         self.template = template
         self.resources: dict[str, dict] = template.get("Resources", {})
         self.region = region
+        self.prefix = name_prefix
         session = boto3.session.Session(
             aws_access_key_id=os.environ.get("AWS_ACCESS_KEY_ID", "testing"),
             aws_secret_access_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "testing"),
@@ -116,7 +185,7 @@ class _Deployer:
         self.clients: dict[str, Any] = {}
         self.account_id = self.client("sts").get_caller_identity()["Account"]
         self.physical: dict[str, dict[str, str]] = {}
-        self.skipped = self._skipped()
+        self.skipped = self._skipped() | (set() if only is None else set(self.resources) - only)
 
     def client(self, service: str) -> Any:
         if service not in self.clients:
@@ -125,7 +194,7 @@ class _Deployer:
 
     # --- orchestration ---------------------------------------------------------------------------
 
-    def deploy(self) -> dict[str, str]:
+    def deploy(self, outputs: bool = True) -> dict[str, str]:
         handlers = {
             "AWS::S3::Bucket": self._bucket,
             "AWS::S3::BucketPolicy": self._bucket_policy,
@@ -148,6 +217,8 @@ class _Deployer:
             if rtype not in handlers:
                 raise StandInError(f"resource {lid} has type {rtype}, which the local stand-in does not handle")
             self.physical[lid] = handlers[rtype](lid, self.resources[lid].get("Properties", {})) or {}
+        if not outputs:
+            return {}
         return {
             key: str(self.resolve(out["Value"]))
             for key, out in self.template.get("Outputs", {}).items()
@@ -264,7 +335,7 @@ class _Deployer:
 
     def _bucket(self, lid: str, props: dict) -> dict[str, str]:
         p = self.resolve(props)
-        name = p.get("BucketName") or _short(lid.lower(), 63)
+        name = _short(self.prefix + (p.get("BucketName") or lid.lower()), 63)
         self._ensure_bucket(name)
         s3 = self.client("s3")
         enc = p.get("BucketEncryption", {}).get("ServerSideEncryptionConfiguration")
@@ -352,7 +423,7 @@ class _Deployer:
 
     def _topic(self, lid: str, props: dict) -> dict[str, str]:
         p = self.resolve(props)
-        name = p.get("TopicName") or _short(lid, 256)
+        name = _short(self.prefix + (p.get("TopicName") or lid), 256)
         attributes = {k: str(p[k]) for k in ("KmsMasterKeyId", "DisplayName") if k in p}
         tags = [{"Key": t["Key"], "Value": t["Value"]} for t in p.get("Tags", [])]
         arn = self.client("sns").create_topic(Name=name, Attributes=attributes, Tags=tags)["TopicArn"]
@@ -368,7 +439,7 @@ class _Deployer:
 
     def _queue(self, lid: str, props: dict) -> dict[str, str]:
         p = self.resolve(props)
-        name = p.get("QueueName") or _short(lid, 80)
+        name = _short(self.prefix + (p.get("QueueName") or lid), 80)
         attributes: dict[str, str] = {}
         for key, value in p.items():
             if key in ("QueueName", "Tags"):

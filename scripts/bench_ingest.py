@@ -28,7 +28,7 @@ ROOT = Path(__file__).resolve().parents[1]
 import boto3
 import pyarrow.json as pajson
 
-from devtools.local_aws import FAKE_ENV, announce_to_queue, start_moto_server
+from devtools.local_aws import FAKE_ENV, start_moto_server, wire_consumer
 from devtools.local_spark import job_command, job_env
 from devtools.committed import committed_rows
 from s3sqs.state.snapshots import Snapshots, read_status
@@ -38,11 +38,12 @@ REGION = "us-east-1"
 
 
 def wire(endpoint: str, name: str):
+    """The stack's own wiring (bucket -> SNS -> queue), named after `name`."""
     s3 = boto3.client("s3", endpoint_url=endpoint, region_name=REGION)
     sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=REGION)
-    q, _ = announce_to_queue(s3, sqs, name)
-    sqs.purge_queue(QueueUrl=q)  # drop the test event so both runs see the same messages
-    return s3, sqs, q
+    path = wire_consumer(endpoint, name, region=REGION)
+    sqs.purge_queue(QueueUrl=path.queue_url)  # drop any test event so both runs see the same messages
+    return s3, sqs, path.queue_url, path.bucket
 
 
 def upload(s3, bucket: str, files: int, rows: int) -> None:
@@ -132,10 +133,10 @@ def main(argv=None) -> int:
             for rep in range(args.reps):
                 work = root / f"rep-{rep}"
                 work.mkdir(parents=True, exist_ok=True)
-                s3a, sqs_a, qa = wire(server.endpoint_url, f"bench-ceiling-{rep}")
-                s3b, _, qb = wire(server.endpoint_url, f"bench-connector-{rep}")
-                upload(s3a, f"bench-ceiling-{rep}", args.files, args.rows)
-                upload(s3b, f"bench-connector-{rep}", args.files, args.rows)
+                s3a, sqs_a, qa, bucket_a = wire(server.endpoint_url, f"bench-ceiling-{rep}")
+                s3b, _, qb, bucket_b = wire(server.endpoint_url, f"bench-connector-{rep}")
+                upload(s3a, bucket_a, args.files, args.rows)
+                upload(s3b, bucket_b, args.files, args.rows)
                 first_ceiling = rep % 2 == 0
                 if first_ceiling:
                     c_secs, c_rows, c_calls = ceiling(s3a, sqs_a, qa, args.files, args.concurrency)

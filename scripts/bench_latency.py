@@ -128,12 +128,10 @@ def main(argv=None) -> int:
 
     import boto3
 
-    from devtools.local_aws import FAKE_ENV, announce_to_queue, start_moto_server
+    from devtools.local_aws import FAKE_ENV, start_moto_server, wire_consumer
     os.environ.update(FAKE_ENV)
     server = start_moto_server()
     try:
-        s3 = boto3.client("s3", endpoint_url=server.endpoint_url, region_name="us-east-1")
-        sqs = boto3.client("sqs", endpoint_url=server.endpoint_url, region_name="us-east-1")
         print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
               f"1 file/s for {args.seconds} s, trigger {args.trigger}", flush=True)
         rows = []
@@ -142,7 +140,7 @@ def main(argv=None) -> int:
             for rep in range(args.reps):
                 for kind in (("native", "s3sqs") if rep % 2 == 0 else ("s3sqs", "native")):
                     name = f"lat-{spark.replace('.', '')}-{rep}-{kind}"
-                    queue, _ = announce_to_queue(s3, sqs, name)
+                    path = wire_consumer(server.endpoint_url, name)  # the stack's bucket -> SNS -> queue
                     work = Path(tempfile.mkdtemp(prefix=f"{name}-"))
                     py = SPARKS[spark]
                     env = {**os.environ, "PYSPARK_PYTHON": str(py), "PYSPARK_DRIVER_PYTHON": str(py),
@@ -150,7 +148,7 @@ def main(argv=None) -> int:
                     try:
                         r = subprocess.run([str(py), __file__, "--worker", kind, "--work", str(work), "--seconds",
                                             str(args.seconds), "--trigger", args.trigger, "--endpoint",
-                                            server.endpoint_url, "--bucket", name, "--queue", queue],
+                                            server.endpoint_url, "--bucket", path.bucket, "--queue", path.queue_url],
                                            env=env, capture_output=True, text=True, timeout=900)
                         if r.returncode != 0:
                             raise SystemExit(f"{kind} failed:\n{r.stderr[-3000:]}")

@@ -33,7 +33,7 @@ import boto3
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from devtools.local_aws import FAKE_ENV, announce_to_queue, start_moto_server
+from devtools.local_aws import FAKE_ENV, start_moto_server, wire_consumer
 from devtools.local_spark import ROOT, job_command, job_env
 from devtools.committed import committed_rows
 
@@ -42,10 +42,11 @@ ROWS = 20
 
 
 def wire(endpoint: str, name: str, max_receive_count: int):
+    """The stack's own wiring (bucket -> SNS -> queue and DLQ), named after `name`."""
     s3 = boto3.client("s3", endpoint_url=endpoint, region_name=REGION)
     sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=REGION)
-    q, dlq = announce_to_queue(s3, sqs, name, max_receive_count)
-    return s3, sqs, q, dlq
+    path = wire_consumer(endpoint, name, max_receive_count, region=REGION)
+    return s3, sqs, path.queue_url, path.dlq_url, path.bucket
 
 
 def depth(sqs, url: str) -> int:
@@ -92,14 +93,14 @@ def csv_file(first_id: int) -> bytes:
 
 def run_kills(endpoint: str, work: Path, kills: int, waves: int, files: int, seed: int) -> dict:
     rng = random.Random(seed)
-    s3, sqs, q, dlq = wire(endpoint, f"chaos-{seed}", max_receive_count=5)
+    s3, sqs, q, dlq, bucket = wire(endpoint, f"chaos-{seed}", max_receive_count=5)
     uploaded: set[int] = set()
     uploads: list[threading.Thread] = []
 
     def upload_wave(w: int, delay: float) -> None:
         time.sleep(delay)
         for n in range(w * files, (w + 1) * files):
-            s3.put_object(Bucket=f"chaos-{seed}", Key=f"w{w}/file {n}.csv", Body=csv_file(n * ROWS))
+            s3.put_object(Bucket=bucket, Key=f"w{w}/file {n}.csv", Body=csv_file(n * ROWS))
             uploaded.update(range(n * ROWS, (n + 1) * ROWS))
 
     args = job_args(q, endpoint, work, "csv", "id LONG, name STRING",
@@ -213,12 +214,10 @@ def bad_files() -> dict[str, tuple[str, bytes | None]]:
 
 
 def run_fuzz(endpoint: str, work: Path) -> dict:
-    bucket = "fuzz-bucket"
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=REGION)
-    s3.create_bucket(Bucket=bucket)
+    s3, sqs, q, dlq, bucket = wire(endpoint, "fuzz", max_receive_count=3)
     for key in ("fz/good.csv", "fz/minio.csv", "fz/sns.csv", "fz/eb.csv", "fz/mixed.csv"):
         s3.put_object(Bucket=bucket, Key=key, Body=b"id,name\n1,a\n")  # announced below, family by family
-    s3, sqs, q, dlq = wire(endpoint, bucket, max_receive_count=3)
+    sqs.purge_queue(QueueUrl=q)  # their own announcements: the families below announce them one way each
     sent: dict[str, str] = {}
     for family, bodies in fuzz_bodies(bucket).items():
         for body in bodies:

@@ -1,6 +1,6 @@
 """Backfill by listing on moto: files already in the bucket and files announced meanwhile land once each."""
-import json
 import time
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
@@ -8,6 +8,8 @@ import pytest
 from s3sqs.planning.controller import Controller
 from s3sqs.config.options import OptionError, parse_options
 from s3sqs.planning.planner import Limit
+from devtools.local_aws import wire_consumer
+from infra.local_stand_in import source_bucket_name, synth_template
 from tests.support.aws import clients
 
 EXISTING, NEW = 2_500, 200  # three listing pages and more; bench figures come from larger runs
@@ -23,19 +25,18 @@ def opts(w_endpoint, bucket, queue_url, state, **extra):
 
 @pytest.fixture(scope="module")
 def bucket_with_history(moto_endpoint):
-    """A bucket with EXISTING objects put before its notifications were turned on."""
+    """A bucket with EXISTING objects put before the stack's wiring turned its notifications on."""
     s3, sqs = clients(moto_endpoint)
-    bucket = "backfill-history"
+    name = f"t-{uuid.uuid4().hex[:10]}"
+    bucket = source_bucket_name(synth_template(), f"{name}-")
     s3.create_bucket(Bucket=bucket)
     with ThreadPoolExecutor(16) as pool:
         list(pool.map(lambda i: s3.put_object(Bucket=bucket, Key=f"data/day={i % 7}/old-{i:05d}.csv", Body=b"1\n"),
                       range(EXISTING)))
     s3.put_object(Bucket=bucket, Key="elsewhere/not-listed.csv", Body=b"1\n")
-    q = sqs.create_queue(QueueName=bucket)["QueueUrl"]
-    arn = sqs.get_queue_attributes(QueueUrl=q, AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
-    s3.put_bucket_notification_configuration(Bucket=bucket, NotificationConfiguration={
-        "QueueConfigurations": [{"QueueArn": arn, "Events": ["s3:ObjectCreated:*"]}]})
-    return s3, sqs, bucket, q
+    path = wire_consumer(moto_endpoint, name)
+    assert path.bucket == bucket
+    return s3, sqs, bucket, path.queue_url
 
 
 def test_existing_and_announced_files_land_once_across_a_restart(bucket_with_history, moto_endpoint, tmp_path):

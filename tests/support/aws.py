@@ -1,4 +1,5 @@
-"""Small AWS set-ups on the moto server for source tests: a bucket announcing into a queue."""
+"""AWS set-ups on the moto server for source tests: a copy of the stack's own wiring (bucket -> SNS -> queue
+with its DLQ) per test, named uniquely."""
 from __future__ import annotations
 
 import uuid
@@ -6,7 +7,7 @@ from dataclasses import dataclass
 
 import boto3
 
-from devtools.local_aws import announce_to_queue
+from devtools.local_aws import wire_consumer
 
 
 def clients(endpoint: str):
@@ -35,10 +36,9 @@ class Wiring:
         self.sqs.send_message(QueueUrl=self.queue_url, MessageBody=body)
 
 
-def bucket_to_queue(endpoint: str, max_receive_count: int = 5) -> Wiring:
-    """A fresh bucket whose ObjectCreated events go straight to a fresh queue with a DLQ."""
+def bucket_to_queue(endpoint: str, max_receive_count: int | None = None) -> Wiring:
+    """A fresh source bucket whose ObjectCreated events reach a fresh consumer queue (with its DLQ) through the
+    fan-out topic, as the deployed stack wires them."""
     s3, sqs = clients(endpoint)
-    name = f"t-{uuid.uuid4().hex[:10]}"
-    q, dlq = announce_to_queue(s3, sqs, name, max_receive_count)
-    # moto sends an s3:TestEvent on configuration; leave it: the source must skip it.
-    return Wiring(endpoint, name, q, dlq, s3, sqs)
+    path = wire_consumer(endpoint, f"t-{uuid.uuid4().hex[:10]}", max_receive_count)
+    return Wiring(endpoint, path.bucket, path.queue_url, path.dlq_url, s3, sqs)
