@@ -2,7 +2,10 @@
 from __future__ import annotations
 
 import boto3
-from botocore.config import Config
+
+from s3sqs.core import aws as core_aws
+from s3sqs.core.aws import error_code  # noqa: F401  (the tools read AWS errors through ops.aws)
+from s3sqs.core.endpoint import Endpoint
 
 from ops.errors import OperatorError
 
@@ -26,14 +29,9 @@ def session(region: str | None) -> boto3.session.Session:
 
 def client(sess: boto3.session.Session, service: str, endpoint_url: str | None = None,
            max_attempts: int | None = None):
-    """A client with botocore's standard retry mode (throttling and transient errors are retried there)."""
-    retries = {"mode": "standard", **({"max_attempts": max_attempts} if max_attempts else {})}
-    return sess.client(service, endpoint_url=endpoint_url, config=Config(retries=retries))
-
-
-def error_code(e: BaseException) -> str:
-    """The AWS error code of a ClientError ("" for anything else)."""
-    return e.response.get("Error", {}).get("Code", "") if hasattr(e, "response") else ""
+    """A client of the session's region with botocore's standard retry mode (throttling and transient errors
+    are retried there): the connector's one client factory, with the operator's session."""
+    return core_aws.client(service, Endpoint(endpoint_url, sess.region_name, max_attempts or 3), session=sess)
 
 
 def http_status(e: BaseException) -> int | None:

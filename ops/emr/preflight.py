@@ -12,16 +12,6 @@ from s3sqs.config.options import OptionError, job_source_options, parse_options 
 from ops.emr import SubmitError
 from s3sqs.core.names import did_you_mean
 
-def option_pairs(items: tuple[str, ...]) -> dict[str, str]:
-    """--option key=value items as a dict, as app/job.py reads them."""
-    pairs: dict[str, str] = {}
-    for item in items:
-        key, sep, value = item.partition("=")
-        if not sep or not key.strip():
-            raise SubmitError(f"--option {item!r} must look like key=value, e.g. --option maxFilesPerTrigger=500")
-        pairs[key.strip()] = value
-    return pairs
-
 
 def check_schema(schema_text: str, partition_by: tuple[str, ...]) -> Schema:
     """The --schema DDL parses, and every --partition-by column is one of its columns."""

@@ -391,13 +391,6 @@ def commit(p: Prepared, log: Callable[[str], None], attempts: int = MAX_ATTEMPTS
     )
 
 
-def update_policy(target: Target, apply: bool, log: Callable[[str], None], attempts: int = MAX_ATTEMPTS,
-                  force: bool = False) -> Outcome:
-    p = prepare(target)
-    if not apply:
-        return Outcome(p.label, p.plan.changed, False, pm.policy_diff(p.plan.before, p.plan.after, p.label))
-    return commit(p, log, attempts, force=force)
-
 
 # ---------------------------------------------------------------- targets for one request
 

@@ -34,7 +34,6 @@ import gzip
 import hashlib
 import json
 import os
-import platform
 import shutil
 import stat
 import subprocess
@@ -484,7 +483,3 @@ def load_manifest(dist: Path = DEFAULT_DIST) -> dict:
             raise PackagingError(f"{_rel(p)} changed since it was built: run {command('package-job')} again")
     return manifest
 
-
-def host_arch() -> str:
-    m = platform.machine().lower()
-    return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)

@@ -1,6 +1,8 @@
 """Fixtures for the packaging and submission tests: one real build of dist/ per session."""
 from __future__ import annotations
 
+import platform
+
 import os
 import sys
 from pathlib import Path
@@ -23,10 +25,15 @@ def local_python_home(version: str) -> str:
 @pytest.fixture(scope="session")
 def local_target() -> target.Target:
     version = f"{sys.version_info.major}.{sys.version_info.minor}"
-    return target.Target(python=version, arch=build.host_arch(), python_home=local_python_home(version))
+    return target.Target(python=version, arch=host_arch(), python_home=local_python_home(version))
 
 
 @pytest.fixture(scope="session")
 def built_dist(tmp_path_factory, local_target) -> build.BuildResult:
     """dist/ for this machine's Python and CPU, built once per session (wheels cached under build/)."""
     return build.build(local_target, dist=tmp_path_factory.mktemp("dist"))
+
+
+def host_arch() -> str:
+    m = platform.machine().lower()
+    return {"amd64": "x86_64", "arm64": "aarch64"}.get(m, m)

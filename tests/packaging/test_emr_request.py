@@ -5,6 +5,8 @@ import json
 
 import pytest
 
+from tests.support.emr import local_spark_submit_args
+
 from ops.emr import SubmitError
 from ops.emr import aws as emr_aws
 from ops.emr import cli as emr_cli
@@ -113,7 +115,7 @@ def test_local_translation_keeps_emr_settings():
     req = request(job_endpoint_url="http://127.0.0.1:5000")
     locs = emr_request.consumer_artifact_locations(MANIFEST, outputs(), "ingest")
     local = {locs.uri(n): f"/dist/{n}" for n in MANIFEST["artifacts"]}
-    argv, env = emr_request.local_spark_submit_args(req, local)
+    argv, env = local_spark_submit_args(req, local)
     assert env == {"PYSPARK_DRIVER_PYTHON": "./environment/bin/python", "PYSPARK_PYTHON": "./environment/bin/python"}
     assert argv[:4] == ["--conf", "spark.archives=/dist/s3sqs-env-cp311-x86_64.tar.gz#environment,"
                         "/dist/s3sqs.zip#connector", "--conf", "spark.executorEnv.PYSPARK_PYTHON=./environment/bin/python"]

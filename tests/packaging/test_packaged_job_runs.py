@@ -3,7 +3,7 @@
 What is the same as on EMR:
 - the StartJobRun request is the one submit-job builds; its sparkSubmitParameters and entry point
   arguments are turned into a local spark-submit command line, s3:// artifact URIs replaced by the
-  dist/ files (ops.emr.request.local_spark_submit_args);
+  dist/ files (tests/support/emr.py);
 - `spark.archives=…#environment,…#connector`, and `./environment/bin/python` for the driver, the
   planner and the executors. `spark.emr-serverless.driverEnv.*` becomes the driver's environment,
   which is what EMR does with it;
@@ -32,6 +32,8 @@ from pathlib import Path
 import boto3
 import pyarrow.parquet as pq
 import pytest
+
+from tests.support.emr import local_spark_submit_args
 
 from infra.local_stand_in import deploy_to_moto, synth_template, write_outputs_file
 from ops.packaging import build, target
@@ -114,7 +116,7 @@ def test_packaged_job_ingests_from_moto(moto_server, built_dist, tmp_path, recor
     request = emr_request.build_start_job_run_request(outputs, spec, locations, manifest, "proof")
     emr_request.validate_request(request)
     local = {locations.uri(name): str(built_dist.dist / name) for name in manifest["artifacts"]}
-    argv, driver_env = emr_request.local_spark_submit_args(request, local)
+    argv, driver_env = local_spark_submit_args(request, local)
     assert driver_env == {"PYSPARK_DRIVER_PYTHON": "./environment/bin/python",
                           "PYSPARK_PYTHON": "./environment/bin/python"}
     # --verbose keeps Spark's INFO log, which names the interpreter of each Python runner (checked below).

@@ -19,7 +19,7 @@ def parse(*argv, output="/data/out", partition_by=()):
 
 def test_parquet_is_the_default_and_writes_to_output():
     cfg = parse()
-    assert (cfg.kind, cfg.output, cfg.is_table) == ("parquet", "/data/out", False)
+    assert (cfg.kind, cfg.output) == ("parquet", "/data/out")
     with pytest.raises(SinkError, match="--sink parquet needs --output"):
         parse(output=None)
     with pytest.raises(SinkError, match="--table applies to --sink delta or iceberg"):

@@ -54,10 +54,6 @@ class SinkConfig(BaseModel):
             raise ValueError("is out of range; allowed: 1k to 2g")
         return n
 
-    @property
-    def is_table(self) -> bool:
-        return self.kind in ("delta", "iceberg")
-
     def locations(self) -> list[tuple[str, str]]:
         """(flag, location) of the places a table sink creates files in, for the job's pre-flight check.
         The parquet sink's --output is Spark's to check, as before."""

@@ -24,6 +24,7 @@ from pyiceberg.io.pyarrow import ArrowScan, parquet_file_to_data_file, pyarrow_t
 from pyiceberg.table import Table
 
 from ..core.endpoint import Endpoint
+from ..core.retry import retry_call
 from .compaction import FileSizes, TableFile, plan_compaction
 from .config import CatalogConfig
 from .location import Location, iceberg_s3_properties
@@ -188,26 +189,28 @@ class IcebergTarget:
         with table.io.new_output(new_path).create() as out:
             pq.write_table(data, out, compression="zstd")
         old = {f.path for f in group}
-        for attempt in range(COMPACT_COMMIT_ATTEMPTS):
+
+        def swap() -> str:
             table = self.table()
             live = {p: t.file for p, t in self._live_tasks(table).items() if p in old}
             if len(live) != len(old):
                 table.io.delete(new_path)
                 return "skipped: some of them were rewritten meanwhile"
-            try:
-                new_file = parquet_file_to_data_file(table.io, table.metadata, new_path)
-                with table.transaction() as tx:
-                    with tx.update_snapshot(snapshot_properties={"s3sqs.operation": "compact"}).overwrite() as ow:
-                        for f in live.values():
-                            ow.delete_data_file(f)
-                        ow.append_data_file(new_file)
-                return f"-> 1 file of {new_file.file_size_in_bytes} bytes"
-            except (CommitFailedException, ValidationException) as e:
-                log.info("compaction commit conflicted with a concurrent commit (%s); retrying", e)
-                time.sleep(min(0.2 * 2 ** attempt, 5))
-        table.io.delete(new_path)
-        raise SinkError(f"compacting {self.name}: {COMPACT_COMMIT_ATTEMPTS} commits in a row conflicted with "
-                        "concurrent writers; run compact-table again later")
+            new_file = parquet_file_to_data_file(table.io, table.metadata, new_path)
+            with table.transaction() as tx:
+                with tx.update_snapshot(snapshot_properties={"s3sqs.operation": "compact"}).overwrite() as ow:
+                    for f in live.values():
+                        ow.delete_data_file(f)
+                    ow.append_data_file(new_file)
+            return f"-> 1 file of {new_file.file_size_in_bytes} bytes"
+        try:  # a concurrent commit (the stream appending) is worth another try on the new table state
+            return retry_call(swap, what=f"the compaction commit of {self.name}", attempts=COMPACT_COMMIT_ATTEMPTS,
+                              retryable=lambda e: isinstance(e, (CommitFailedException, ValidationException)),
+                              log=log, base_seconds=0.2, max_seconds=5)
+        except (CommitFailedException, ValidationException):
+            self.table().io.delete(new_path)
+            raise SinkError(f"compacting {self.name}: {COMPACT_COMMIT_ATTEMPTS} commits in a row conflicted with "
+                            "concurrent writers; run compact-table again later") from None
 
 
 def last_committed_batch(properties: dict[str, str], summaries: list[dict[str, str]], query_id: str) -> int:

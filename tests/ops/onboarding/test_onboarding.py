@@ -417,7 +417,7 @@ def test_concurrent_edit_is_re_read_and_kept(owner):
     meddler = Meddler(target.store, edits=1)
     target.store = meddler
     log = []
-    outcome = ob.update_policy(target, apply=True, log=log.append)
+    outcome = ob.commit(ob.prepare(target), log.append)
     assert outcome.written
     assert any("changed since it was read" in line for line in log)
     sids = [s.get("Sid") for s in stmts(policies(owner)["bucket"])]
@@ -430,7 +430,7 @@ def test_policy_that_keeps_changing_aborts_without_losing_edits(owner):
     target = ob.build_targets(req, owner.clients)[0]
     target.store = Meddler(target.store, edits=99)
     with pytest.raises(ob.ConcurrentEditError, match="kept changing"):
-        ob.update_policy(target, apply=True, log=lambda m: None)
+        ob.commit(ob.prepare(target), lambda m: None)
     sids = [s.get("Sid") for s in stmts(policies(owner)["bucket"])]
     assert sids[0] == "PartnerRead" and sum(1 for s in sids if s.startswith("Colleague")) == ob.MAX_ATTEMPTS
     assert not any(s.startswith("S3SqsOnboard") for s in sids)

@@ -1,0 +1,105 @@
+"""The connector's packages are laid out by the process that runs them (README, "Layout"); these tests keep
+each package to what it may import, the executors' reading code free of driver-side libraries, and every
+class small enough to read."""
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+APP = Path(__file__).resolve().parents[1] / "app"
+PACKAGE = APP / "s3sqs"
+
+# Package -> the connector's packages (or modules) it may import besides its own.
+ALLOWED = {
+    "core": set(),
+    "config": {"core"},
+    "state": {"core", "config"},
+    # Executors write quarantine records in the state's layout; nothing else of the driver side.
+    "reading": {"core", "state.quarantine", "state.store"},
+    "planning": {"core", "config", "state", "reading"},
+    "sinks": {"core", "config"},
+    "job": {"core", "config", "state", "planning", "sinks"},
+}
+MAX_CLASS_LINES = 150
+
+
+def modules() -> list[Path]:
+    return sorted(p for p in PACKAGE.rglob("*.py"))
+
+
+def package_of(path: Path) -> str:
+    return path.relative_to(PACKAGE).parts[0]
+
+
+def imported(path: Path) -> set[str]:
+    """The s3sqs modules a file imports, anywhere in it (functions too), as dotted names below s3sqs."""
+    tree = ast.parse(path.read_text())
+    here = path.relative_to(APP).with_suffix("").parts  # ("s3sqs", "planning", "intake")
+    out: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            out |= {a.name.removeprefix("s3sqs.") for a in node.names if a.name.startswith("s3sqs.")}
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = here[:len(here) - node.level]
+                name = ".".join(base[1:] + ((node.module,) if node.module else ()))
+            elif (node.module or "").startswith("s3sqs."):
+                name = node.module.removeprefix("s3sqs.")
+            else:
+                continue
+            if not node.module:  # from .. import sinks: each name is a module
+                out |= {f"{name}.{a.name}".strip(".") for a in node.names}
+            else:
+                out.add(name)
+    return {m for m in out if m}
+
+
+def allowed(package: str, target: str) -> bool:
+    if target.split(".")[0] == package:
+        return True
+    return any(target == a or target.startswith(a + ".") for a in ALLOWED[package])
+
+
+def test_every_package_has_a_rule():
+    packages = {p.name for p in PACKAGE.iterdir() if p.is_dir() and (p / "__init__.py").exists()}
+    assert packages == set(ALLOWED)
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(APP)))
+def test_imports_cross_only_the_boundaries_the_layout_allows(path):
+    if path.parent == PACKAGE:
+        return  # s3sqs/__init__.py: the map of the packages
+    package = package_of(path)
+    wrong = sorted(t for t in imported(path) if not allowed(package, t))
+    assert not wrong, f"{path.relative_to(APP)} ({package}) imports {wrong}; allowed: {sorted(ALLOWED[package])}"
+
+
+def test_the_executors_reading_code_loads_no_driver_side_library():
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import s3sqs.reading.reader, s3sqs.reading.formats; "
+            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore', 'rocksdict', "
+            "'pyspark') or m.startswith(('s3sqs.planning', 's3sqs.job', 's3sqs.sinks', 's3sqs.config'))); "
+            "print(','.join(bad))")
+    r = subprocess.run([sys.executable, "-c", code, str(APP)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == ""
+
+
+@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(APP)))
+def test_no_class_is_longer_than_a_screenful_or_two(path):
+    long = [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(ast.parse(path.read_text()))
+            if isinstance(n, ast.ClassDef) and n.end_lineno - n.lineno + 1 > MAX_CLASS_LINES]
+    assert not long, f"{path.relative_to(APP)}: {long} (at most {MAX_CLASS_LINES} lines a class)"
+
+
+def test_the_rules_are_enforced_on_a_forbidden_import(tmp_path):
+    """The checker itself: a reading module that reaches into planning is caught."""
+    bad = PACKAGE / "reading" / "_probe_forbidden.py"
+    bad.write_text("from ..planning import planner\n")
+    try:
+        assert not all(allowed("reading", t) for t in imported(bad))
+    finally:
+        bad.unlink()
