@@ -146,42 +146,18 @@ class FanOutTopic(Construct):
         topic_name = f"{stack.stack_name}-fan-out"
         self.topic = sns.Topic(self, "Topic", topic_name=topic_name, enforce_ssl=True, master_key=encryption_key)
         mark_policy_owned(self.topic)
-        self.topic.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="AllowSourceBucketPublish",
-                principals=[iam.ServicePrincipal("s3.amazonaws.com")],
-                actions=["sns:Publish"],
-                resources=[self.topic.topic_arn],
-                conditions={
-                    "ArnLike": {"aws:SourceArn": source_bucket.bucket_arn},
-                    "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
-                },
-            )
-        )
+        from_source_bucket = {"ArnLike": {"aws:SourceArn": source_bucket.bucket_arn},
+                              "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}}
+        self.topic.add_to_resource_policy(service_may(
+            "AllowSourceBucketPublish", "s3", ["sns:Publish"], [self.topic.topic_arn], from_source_bucket))
         # S3 encrypts what it publishes to the topic with the topic's key.
-        encryption_key.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="AllowSourceBucketNotifications",
-                principals=[iam.ServicePrincipal("s3.amazonaws.com")],
-                actions=["kms:GenerateDataKey*", "kms:Decrypt"],
-                resources=["*"],
-                conditions={
-                    "ArnLike": {"aws:SourceArn": source_bucket.bucket_arn},
-                    "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID},
-                },
-            )
-        )
+        encryption_key.add_to_resource_policy(service_may(
+            "AllowSourceBucketNotifications", "s3", KEY_USE, ["*"], from_source_bucket))
         if key_encrypts_queues:
             # SNS encrypts what it delivers to the consumer queues, which this key encrypts too.
-            encryption_key.add_to_resource_policy(
-                iam.PolicyStatement(
-                    sid="AllowFanOutTopicDelivery",
-                    principals=[iam.ServicePrincipal("sns.amazonaws.com")],
-                    actions=["kms:GenerateDataKey*", "kms:Decrypt"],
-                    resources=["*"],
-                    conditions={"ArnEquals": {"aws:SourceArn": stack.format_arn(service="sns", resource=topic_name)}},
-                )
-            )
+            encryption_key.add_to_resource_policy(service_may(
+                "AllowFanOutTopicDelivery", "sns", KEY_USE, ["*"],
+                {"ArnEquals": {"aws:SourceArn": stack.format_arn(service="sns", resource=topic_name)}}))
         policy = self.topic.node.find_child("Policy")
         key_filter = s3.NotificationKeyFilter(
             prefix=event_filter.prefix or None, suffix=event_filter.suffix or None
@@ -190,6 +166,15 @@ class FanOutTopic(Construct):
         source_bucket.add_event_notification(
             s3.EventType.OBJECT_CREATED, _TopicDestination(self.topic, policy), *filters
         )
+
+
+KEY_USE = ["kms:GenerateDataKey*", "kms:Decrypt"]
+
+
+def service_may(sid: str, service: str, actions: list[str], resources: list[str], conditions: dict):
+    """A resource-policy statement that lets an AWS service (s3, sns) act, on the conditions given."""
+    return iam.PolicyStatement(sid=sid, principals=[iam.ServicePrincipal(f"{service}.amazonaws.com")],
+                               actions=actions, resources=resources, conditions=conditions)
 
 
 def prefix_filter_policy(prefix: str) -> dict[str, sns.FilterOrPolicy]:
@@ -260,15 +245,9 @@ class ConsumerQueue(Construct):
 
         # Written out rather than SqsSubscription: that one would also grant SNS on the key with a
         # reference to the topic, and with one key for both that is a dependency cycle.
-        self.queue.add_to_resource_policy(
-            iam.PolicyStatement(
-                sid="AllowFanOutTopic",
-                principals=[iam.ServicePrincipal("sns.amazonaws.com")],
-                actions=["sqs:SendMessage"],
-                resources=[self.queue.queue_arn],
-                conditions={"ArnEquals": {"aws:SourceArn": topic.topic_arn}},
-            )
-        )
+        self.queue.add_to_resource_policy(service_may(
+            "AllowFanOutTopic", "sns", ["sqs:SendMessage"], [self.queue.queue_arn],
+            {"ArnEquals": {"aws:SourceArn": topic.topic_arn}}))
         self.subscription = sns.Subscription(
             self,
             "Subscription",
