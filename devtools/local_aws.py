@@ -7,9 +7,12 @@ import socket
 import subprocess
 import sys
 import time
+import tempfile
 import urllib.request
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Iterator
 
 FAKE_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
@@ -17,6 +20,28 @@ FAKE_ENV = {
     "AWS_DEFAULT_REGION": "us-east-1",
     "AWS_EC2_METADATA_DISABLED": "true",
 }
+
+
+@contextmanager
+def local_aws(log_path: Path | None = None) -> Iterator["MotoServer"]:
+    """For a script: fake credentials in this process's environment and a moto server, stopped on the way out."""
+    os.environ.update(FAKE_ENV)
+    server = start_moto_server(log_path)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+@contextmanager
+def work_dir(keep: str | None) -> Iterator[Path]:
+    """`keep` (created, and kept), or a temporary folder removed on the way out."""
+    if keep:
+        Path(keep).mkdir(parents=True, exist_ok=True)
+        yield Path(keep)
+        return
+    with tempfile.TemporaryDirectory() as tmp:
+        yield Path(tmp)
 
 
 def free_port() -> int:

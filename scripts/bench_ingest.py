@@ -18,7 +18,6 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -28,7 +27,7 @@ ROOT = Path(__file__).resolve().parents[1]
 import boto3
 import pyarrow.json as pajson
 
-from devtools.local_aws import FAKE_ENV, start_moto_server, wire_consumer
+from devtools.local_aws import local_aws, wire_consumer, work_dir
 from devtools.local_spark import job_command, job_env
 from devtools.committed import committed_rows
 from s3sqs.state.snapshots import Snapshots, read_status
@@ -122,45 +121,39 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.files < 1 or args.rows < 1 or args.reps < 1:
         p.error("--files, --rows and --reps must be at least 1")
-    os.environ.update(FAKE_ENV)
-    server = start_moto_server()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            root = Path(args.keep) if args.keep else Path(tmp)
-            print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; moto at "
-                  f"{server.endpoint_url}; {args.files} JSON files x {args.rows} rows", flush=True)
-            results = []
-            for rep in range(args.reps):
-                work = root / f"rep-{rep}"
-                work.mkdir(parents=True, exist_ok=True)
-                s3a, sqs_a, qa, bucket_a = wire(server.endpoint_url, f"bench-ceiling-{rep}")
-                s3b, _, qb, bucket_b = wire(server.endpoint_url, f"bench-connector-{rep}")
-                upload(s3a, bucket_a, args.files, args.rows)
-                upload(s3b, bucket_b, args.files, args.rows)
-                first_ceiling = rep % 2 == 0
-                if first_ceiling:
-                    c_secs, c_rows, c_calls = ceiling(s3a, sqs_a, qa, args.files, args.concurrency)
-                window, wall, rows, calls = connector(server.endpoint_url, qb, work, args.max_files_per_trigger)
-                if not first_ceiling:
-                    c_secs, c_rows, c_calls = ceiling(s3a, sqs_a, qa, args.files, args.concurrency)
-                if rows != args.files * args.rows or c_rows != rows:
-                    raise SystemExit(f"row counts differ: ceiling {c_rows}, connector {rows}, "
-                                     f"expected {args.files * args.rows}")
-                results.append((c_secs, window, wall, c_calls, calls))
-                print(f"  run {rep + 1}: ceiling {c_secs:5.1f} s, connector {window:5.1f} s (job {wall:.0f} s with "
-                      f"Spark start-up); time ratio {window / c_secs:.2f}", flush=True)
-            c_secs = statistics.median(r[0] for r in results)
-            window = statistics.median(r[1] for r in results)
-            ratios = sorted(r[1] / r[0] for r in results)
-            print(f"\n{'':12s} {'seconds':>8s} {'files/s':>8s} {'SQS calls/file':>15s}")
-            print(f"{'ceiling':12s} {c_secs:8.1f} {args.files / c_secs:8.1f} "
-                  f"{statistics.median(r[3] for r in results) / args.files:15.3f}")
-            print(f"{'connector':12s} {window:8.1f} {args.files / window:8.1f} "
-                  f"{statistics.median(r[4] for r in results) / args.files:15.3f}")
-            print(f"connector time / ceiling time: {statistics.median(ratios):.2f} (runs: "
-                  f"{', '.join(f'{r:.2f}' for r in ratios)}); load average now {os.getloadavg()[0]:.1f}")
-    finally:
-        server.stop()
+    with local_aws() as server, work_dir(args.keep) as root:
+        print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; moto at "
+              f"{server.endpoint_url}; {args.files} JSON files x {args.rows} rows", flush=True)
+        results = []
+        for rep in range(args.reps):
+            work = root / f"rep-{rep}"
+            work.mkdir(parents=True, exist_ok=True)
+            s3a, sqs_a, qa, bucket_a = wire(server.endpoint_url, f"bench-ceiling-{rep}")
+            s3b, _, qb, bucket_b = wire(server.endpoint_url, f"bench-connector-{rep}")
+            upload(s3a, bucket_a, args.files, args.rows)
+            upload(s3b, bucket_b, args.files, args.rows)
+            first_ceiling = rep % 2 == 0
+            if first_ceiling:
+                c_secs, c_rows, c_calls = ceiling(s3a, sqs_a, qa, args.files, args.concurrency)
+            window, wall, rows, calls = connector(server.endpoint_url, qb, work, args.max_files_per_trigger)
+            if not first_ceiling:
+                c_secs, c_rows, c_calls = ceiling(s3a, sqs_a, qa, args.files, args.concurrency)
+            if rows != args.files * args.rows or c_rows != rows:
+                raise SystemExit(f"row counts differ: ceiling {c_rows}, connector {rows}, "
+                                 f"expected {args.files * args.rows}")
+            results.append((c_secs, window, wall, c_calls, calls))
+            print(f"  run {rep + 1}: ceiling {c_secs:5.1f} s, connector {window:5.1f} s (job {wall:.0f} s with "
+                  f"Spark start-up); time ratio {window / c_secs:.2f}", flush=True)
+        c_secs = statistics.median(r[0] for r in results)
+        window = statistics.median(r[1] for r in results)
+        ratios = sorted(r[1] / r[0] for r in results)
+        print(f"\n{'':12s} {'seconds':>8s} {'files/s':>8s} {'SQS calls/file':>15s}")
+        print(f"{'ceiling':12s} {c_secs:8.1f} {args.files / c_secs:8.1f} "
+              f"{statistics.median(r[3] for r in results) / args.files:15.3f}")
+        print(f"{'connector':12s} {window:8.1f} {args.files / window:8.1f} "
+              f"{statistics.median(r[4] for r in results) / args.files:15.3f}")
+        print(f"connector time / ceiling time: {statistics.median(ratios):.2f} (runs: "
+              f"{', '.join(f'{r:.2f}' for r in ratios)}); load average now {os.getloadavg()[0]:.1f}")
     return 0
 
 

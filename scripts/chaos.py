@@ -23,7 +23,6 @@ import re
 import signal
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from collections import Counter, defaultdict
@@ -33,7 +32,7 @@ import boto3
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from devtools.local_aws import FAKE_ENV, start_moto_server, wire_consumer
+from devtools.local_aws import local_aws, wire_consumer, work_dir
 from devtools.local_spark import ROOT, job_command, job_env
 from devtools.committed import committed_rows
 
@@ -268,24 +267,17 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.command == "kills" and (args.kills < 1 or args.waves < 1 or args.files < 1):
         p.error("--kills, --waves and --files must be at least 1")
-    os.environ.update(FAKE_ENV)
-    server = start_moto_server()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            work = Path(args.keep) if args.keep else Path(tmp)
-            work.mkdir(parents=True, exist_ok=True)
-            if args.command == "kills":
-                result = run_kills(server.endpoint_url, work, args.kills, args.waves, args.files, args.seed)
-                ok = (result["final_exit"] == 0 and result["rows_lost"] == 0 and result["rows_duplicated"] == 0
-                      and result["queue"] == 0 and result["dlq"] == 0)
-            else:
-                result = run_fuzz(server.endpoint_url, work)
-                ok = result["final_exit"] == 0 and result["vanished"] == 0 and result["queue"] == 0 \
-                    and not result["crash"]
-            print(json.dumps(result, indent=None if args.json else 2))
-            print("OK" if ok else "FAILED", flush=True)
-    finally:
-        server.stop()
+    with local_aws() as server, work_dir(args.keep) as work:
+        if args.command == "kills":
+            result = run_kills(server.endpoint_url, work, args.kills, args.waves, args.files, args.seed)
+            ok = (result["final_exit"] == 0 and result["rows_lost"] == 0 and result["rows_duplicated"] == 0
+                  and result["queue"] == 0 and result["dlq"] == 0)
+        else:
+            result = run_fuzz(server.endpoint_url, work)
+            ok = result["final_exit"] == 0 and result["vanished"] == 0 and result["queue"] == 0 \
+                and not result["crash"]
+        print(json.dumps(result, indent=None if args.json else 2))
+        print("OK" if ok else "FAILED", flush=True)
     return 0 if ok else 1
 
 

@@ -13,6 +13,7 @@ from datetime import datetime, timezone
 from urllib.parse import urlparse
 
 from s3sqs.core.errors import StateError as IndexStateError
+from s3sqs.job.flags import whole_number
 from s3sqs.state.view import STATUSES, StateViewError, open_state
 
 from ops import aws, cli
@@ -21,14 +22,7 @@ from ops.state import SourceStateError, show
 PROG = "source-state"
 
 
-def _batch_id(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a batch id (a whole number from 0)") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a batch id: batch ids count from 0")
-    return n
+_batch_id = whole_number(0, "a batch id (a whole number from 0)", "is not a batch id: batch ids count from 0")
 
 
 def parser() -> argparse.ArgumentParser:

@@ -27,6 +27,16 @@ def drain(d):
         d.intake.ingest(msgs)
 
 
+def announced(moto_endpoint, tmp_path, n: int, name: str, **options):
+    """n small CSV files announced on a fresh queue, and a controller that has recorded them all."""
+    w = bucket_to_queue(moto_endpoint)
+    for i in range(n):
+        w.put(f"{name}{i}.csv", b"x\n1\n")
+    d = make_driver(w, tmp_path / "state", **options)
+    drain(d)
+    return w, d
+
+
 def close(d):
     d.close()
 
@@ -49,11 +59,7 @@ def test_files_are_durable_before_their_messages_are_deleted(moto_endpoint, tmp_
 
 
 def test_restart_replays_the_same_files_and_dedups_announcements_again(moto_endpoint, tmp_path):
-    w = bucket_to_queue(moto_endpoint)
-    for i in range(5):
-        w.put(f"f{i}.csv", b"x\n1\n")
-    d1 = make_driver(w, tmp_path / "state", maxFilesPerTrigger="3")
-    drain(d1)
+    w, d1 = announced(moto_endpoint, tmp_path, 5, "f", maxFilesPerTrigger="3")
     end = d1.latest_offset(0, Limit(3, None))
     planned = [r.key for r in d1.files_between(0, end)]
     assert end == 3 and len(planned) == 3
@@ -100,11 +106,7 @@ def test_a_good_file_is_safe_while_batches_fail(moto_endpoint, tmp_path):
 
 
 def test_spark40_style_calls_enforce_max_files_from_planned_batches(moto_endpoint, tmp_path):
-    w = bucket_to_queue(moto_endpoint)
-    for i in range(7):
-        w.put(f"g{i}.csv", b"x\n1\n")
-    d = make_driver(w, tmp_path / "state", maxFilesPerTrigger="3")
-    drain(d)
+    w, d = announced(moto_endpoint, tmp_path, 7, "g", maxFilesPerTrigger="3")
     limit = Limit(3, None)
     first = d.latest_offset(None, limit)
     assert first == 3 and d.latest_offset(None, limit) == 3  # extra calls are harmless

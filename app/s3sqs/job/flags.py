@@ -41,14 +41,21 @@ def comma_list(text: str) -> tuple[str, ...]:
     return tuple(item.strip() for item in text.split(",") if item.strip())
 
 
-def positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"{text!r} must be at least 1")
-    return n
+def whole_number(minimum: int, what: str = "a whole number", too_small: str = "") -> Callable[[str], int]:
+    """An argument type for a whole number of at least `minimum`."""
+    def parse(text: str) -> int:
+        try:
+            n = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"{text!r} is not {what}") from None
+        if n < minimum:
+            raise argparse.ArgumentTypeError(f"{text!r} {too_small or f'must be at least {minimum}'}")
+        return n
+    parse.__name__ = what
+    return parse
+
+
+positive_int = whole_number(1)
 
 
 def choice(what: str, values, *, fold: Callable[[str], str] = str) -> Callable[[str], str]:
