@@ -9,7 +9,7 @@
 3. Run app/job.py with --until-drained for each format, showing progress; then on the CSV files again
    into a Delta table and an Iceberg table (SQLite catalog).
 4. Print files, rows, batches, duplicates ignored and throughput; check output rows == input rows, in
-   the Parquet output and in both tables, before and after scripts/compact-table.
+   the Parquet output and in both tables, before and after compact-table.
 Everything started here is stopped on exit, Ctrl-C included.
 """
 from __future__ import annotations
@@ -249,12 +249,12 @@ def summarise_table(fmt: str, up: Upload, work: Path, wall: float) -> bool:
 
 
 def compact_table(fmt: str, work: Path) -> bool:
-    """scripts/compact-table on the table; the rows must not change."""
+    """compact-table on the table (as .venv/bin/compact-table runs it); the rows must not change."""
     from ops.compaction.cli import main as compact
     args = (["--format", "delta", "--table", str(work / "delta" / "table")] if fmt == "delta" else
             ["--format", "iceberg", "--table", "demo.orders", "--catalog", "sql",
              "--catalog-uri", f"sqlite:///{work / 'iceberg' / 'catalog.db'}"])
-    print(f"  {fmt}: scripts/compact-table {shlex.join(args)}", flush=True)
+    print(f"  {fmt}: .venv/bin/compact-table {shlex.join(args)}", flush=True)
     return compact(args) == 0
 
 
