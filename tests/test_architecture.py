@@ -88,6 +88,15 @@ def test_the_executors_reading_code_loads_no_driver_side_library():
     assert r.stdout.strip() == ""
 
 
+def test_spark_s_runner_and_planner_load_no_validator():
+    """They start after the query does; pydantic's import alone costs as much as reading a batch of small files."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import s3sqs.planning.source, s3sqs.planning.controller; "
+            "print('pydantic' in sys.modules)")
+    r = subprocess.run([sys.executable, "-c", code, str(APP)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == "False"
+
+
 @pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(APP)))
 def test_no_class_is_longer_than_a_screenful_or_two(path):
     long = [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(ast.parse(path.read_text()))

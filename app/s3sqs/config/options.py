@@ -17,11 +17,11 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
-from ..core.endpoint import Endpoint
 from ..core.errors import UsageError
 from ..core.names import closest
 from ..core.vocabulary import BadFileAction, FileFormat, Mode
 from .fields import Bool, Choice, Duration, Int, Number, Size, Text, blank_to_none, one_line
+from .source_options import SourceOptions
 
 LEGACY_PREFIX = "spark.s3conn."
 # Reader options handed to the file reader, by format (canonical spelling).
@@ -46,8 +46,10 @@ class OptionError(UsageError):
     """An option is unknown, missing or invalid; the message names it and says how to fix it."""
 
 
-class SourceOptions(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
+class OptionsModel(BaseModel):
+    """The definition of every source option: its name (alias), type, default and checks. parse_options
+    validates with it and hands on a plain SourceOptions of the values."""
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
     file_format: Choice(FileFormat) = Field(alias="fileFormat")
     queue_url: Text = Field(alias="queueUrl")
@@ -143,7 +145,7 @@ class SourceOptions(BaseModel):
         return values
 
     @model_validator(mode="after")
-    def _together(self) -> "SourceOptions":
+    def _together(self) -> "OptionsModel":
         start, end = self.reprocess_start_batch_id, self.reprocess_end_batch_id
         if (start is None) != (end is None):
             raise ValueError("options 'reprocessStartBatchId' and 'reprocessEndBatchId' must be given together")
@@ -157,17 +159,9 @@ class SourceOptions(BaseModel):
             object.__setattr__(self, "queue_fetch_wait_timeout_seconds", 2.0 * self.long_poll_wait_seconds)
         return self
 
-    # -- derived --
-    @property
-    def reprocessing(self) -> bool:
-        return self.reprocess_start_batch_id is not None
-
-    @property
-    def endpoint(self) -> Endpoint:
-        return Endpoint(self.endpoint_url, self.queue_region, self.max_retries + 1)
 
 
-_FIELDS_BY_OPTION = {f.alias or name: name for name, f in SourceOptions.model_fields.items()}
+_FIELDS_BY_OPTION = {f.alias or name: name for name, f in OptionsModel.model_fields.items()}
 SOURCE_OPTIONS = tuple(a for a in _FIELDS_BY_OPTION if a not in ("mode", "reader_options", *COMPAT_OPTIONS))
 
 
@@ -198,7 +192,7 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
         values["mode"] = reader.pop("mode")
     try:
         values["reader_options"] = _reader_options(reader)
-        return SourceOptions.model_validate(blank_to_none(values))
+        return SourceOptions(OptionsModel.model_validate(blank_to_none(values)).model_dump())
     except ValidationError as e:
         raise OptionError(one_line(e, lambda loc: f"option '{loc[0]}'", _HINTS)) from None
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..config.options import SourceOptions
+from ..config.source_options import SourceOptions
 from ..core import aws
 from ..planning.queue import QueueClient, sqs_client
 from ..state import quarantine

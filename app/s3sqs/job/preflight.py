@@ -11,7 +11,7 @@ from urllib.parse import urlparse
 import boto3
 from botocore.exceptions import BotoCoreError, ClientError, NoCredentialsError
 
-from ..config.options import SourceOptions
+from ..config.source_options import SourceOptions
 from ..core import aws
 from ..core.aws import error_code as _code
 from ..core.errors import UsageError

@@ -9,7 +9,7 @@ import threading
 import time
 from datetime import datetime, timezone
 
-from ..config.options import SourceOptions
+from ..config.source_options import SourceOptions
 from ..core.counters import Stat
 from ..core.units import now_ms
 from . import listing, planner

@@ -7,7 +7,7 @@ from __future__ import annotations
 import logging
 import time
 
-from ..config.options import SourceOptions
+from ..config.source_options import SourceOptions
 from ..core.counters import Stat
 from ..core.units import now_ms
 from ..core.vocabulary import FileStatus

@@ -13,7 +13,7 @@ import sys
 import threading
 import time
 
-from ..config.options import SourceOptions
+from ..config.source_options import SourceOptions
 from ..core.counters import Stat
 from ..core.errors import StateError
 from ..core.files import S3File

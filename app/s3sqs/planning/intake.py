@@ -9,7 +9,7 @@ import threading
 from concurrent.futures import ThreadPoolExecutor
 from datetime import datetime, timezone
 
-from ..config.options import SourceOptions
+from ..config.source_options import SourceOptions
 from ..core import counters
 from ..core.counters import Stat
 from ..core.units import now_ms

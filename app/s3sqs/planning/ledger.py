@@ -7,7 +7,7 @@ import logging
 import threading
 from collections import Counter
 
-from ..config.options import SourceOptions
+from ..config.source_options import SourceOptions
 from ..core import aws
 from ..core.counters import Stat
 from ..core.files import S3File

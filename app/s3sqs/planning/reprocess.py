@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import logging
 
-from ..config.options import SourceOptions
+from ..config.source_options import SourceOptions
 from ..core.counters import Stat
 from ..core.errors import S3SqsError
 from ..core.files import reprocess_key

@@ -14,7 +14,7 @@ import os
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
-from ..config.options import SourceOptions, parse_options
+from ..config.source_options import SourceOptions
 from ..core.files import S3File
 from ..reading.formats import FormatOptions
 from ..reading.reader import ReadSpec, read_partition
@@ -41,6 +41,7 @@ class S3SqsDataSource(DataSource):
 
     def __init__(self, options):
         super().__init__(options)
+        from ..config.options import parse_options  # the validator stays where the query is defined
         self.source_options = parse_options(dict(options))  # fails here, before any AWS call
 
     def schema(self):
