@@ -18,8 +18,9 @@ ALLOWED = {
     "core": set(),
     "config": {"core"},
     "state": {"core", "config"},
-    # Executors write quarantine records in the state's layout; nothing else of the driver side.
-    "reading": {"core", "state.quarantine", "state.store"},
+    # Executors write quarantine records in the state's layout and take the format options' defaults;
+    # nothing else of the driver side.
+    "reading": {"core", "config.format_options", "state.quarantine", "state.store"},
     "planning": {"core", "config", "state", "reading"},
     "sinks": {"core", "config"},
     "job": {"core", "config", "state", "planning", "sinks"},
@@ -81,7 +82,8 @@ def test_imports_cross_only_the_boundaries_the_layout_allows(path):
 def test_the_executors_reading_code_loads_no_driver_side_library():
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import s3sqs.reading.reader, s3sqs.reading.formats; "
             "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore', 'rocksdict', "
-            "'pyspark') or m.startswith(('s3sqs.planning', 's3sqs.job', 's3sqs.sinks', 's3sqs.config'))); "
+            "'pyspark', 'pydantic') or m.startswith(('s3sqs.planning', 's3sqs.job', 's3sqs.sinks', 's3sqs.config.')) "
+            "and m != 's3sqs.config.format_options'); "
             "print(','.join(bad))")
     r = subprocess.run([sys.executable, "-c", code, str(APP)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr

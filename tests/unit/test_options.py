@@ -21,7 +21,7 @@ def test_names_are_case_insensitive_and_prefixed_forms_accepted():
                        "spark.s3conn.maxFileAge": "2h", "header": "true"})
     assert o.max_files_per_trigger is None and o.long_poll_wait_seconds == 4
     assert o.queue_fetch_wait_timeout_seconds == 8 and o.max_file_age_seconds == 7200
-    assert o.reader_options == {"header": True}
+    assert o.reader_options["header"] is True and o.reader_options["sep"] == ","
 
 
 def test_typo_names_the_option_and_suggests_the_right_one():
@@ -30,7 +30,14 @@ def test_typo_names_the_option_and_suggests_the_right_one():
 
 
 @pytest.mark.parametrize("extra, message", [
-    ({"fileFormat": "avro"}, "fileFormat' must be one of csv, json, parquet"),
+    ({"fileFormat": "avrow"}, "fileFormat' must be one of csv, json, parquet, orc, avro.*did you mean 'avro'"),
+    ({"schemaEvolutionMode": "addNewColumn"}, "did you mean 'addNewColumns'"),
+    ({"schemaHints": "ts TIMESTAMP,"}, "schemaHints' must list columns as DDL"),
+    ({"mode": "PERMISSIVE", "fileFormat": "parquet"}, "'mode' does not apply to fileFormat parquet"),
+    ({"fileFormat": "xml"}, "'rowTag' is required"),
+    ({"sep": ";", "delimiter": ","}, "given twice, under two names"),
+    ({"multiLine": "perhaps"}, "option 'multiLine' must be true or false"),
+    ({"encoding": "utf-99"}, "option 'encoding' must be a character encoding"),
     ({"sqs.longPollingWaitTimeSeconds": "21"}, "0 to 20"),
     ({"maxFilesPerTrigger": "ten"}, "whole number"),
     ({"maxFilesPerTrigger": "0"}, "-1 for unlimited"),
@@ -54,6 +61,13 @@ def test_required_options():
         opts = {k: v for k, v in BASE.items() if k != key}
         with pytest.raises(OptionError, match=f"'{key}' is required"):
             parse_options(opts)
+
+
+def test_formats_match_case_insensitively_and_synonyms_map_to_spark_names():
+    o = parse_options({**BASE, "fileFormat": "BINARYFILE"})
+    assert o.file_format == "binaryFile" and o.reader_options == {"maxFileSize": 512 << 20}
+    o = parse_options({**BASE, "DELIMITER": ";", "charset": "latin1", "quote": ""})
+    assert (o.reader_options["sep"], o.reader_options["encoding"], o.reader_options["quote"]) == (";", "iso8859-1", "")
 
 
 def test_reader_options_must_fit_the_format():

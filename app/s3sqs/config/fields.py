@@ -91,14 +91,15 @@ def _text(v: Any) -> str:
 
 def _choice(values: Iterable[str], fold: Callable[[str], str]) -> Callable[[Any], str]:
     allowed = tuple(values)
+    canonical = {fold(a): a for a in allowed}  # matched folded, returned as spelled ("binaryfile" -> "binaryFile")
 
     def parse(v: Any) -> str:
         s = fold(str(v).strip())
-        if s not in allowed:
+        if s not in canonical:
             near = closest(s, allowed)
             hint = f" (did you mean {near!r}?)" if near else ""
             raise ValueError(f"must be one of {', '.join(allowed)}; got {v!r}{hint}")
-        return s
+        return canonical[s]
     return parse
 
 

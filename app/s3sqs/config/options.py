@@ -19,17 +19,12 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_valida
 
 from ..core.errors import UsageError
 from ..core.names import closest
-from ..core.vocabulary import BadFileAction, FileFormat, Mode
+from ..core.vocabulary import BadFileAction, FileFormat, Mode, SchemaEvolution
+from . import format_options
 from .fields import Bool, Choice, Duration, Int, Number, Size, Text, blank_to_none, one_line
 from .source_options import SourceOptions
 
 LEGACY_PREFIX = "spark.s3conn."
-# Reader options handed to the file reader, by format (canonical spelling).
-READER_OPTIONS = {
-    FileFormat.CSV: ("header", "delimiter", "sep", "quote", "escape", "nullValue", "encoding", "mode"),
-    FileFormat.JSON: ("mode",),
-    FileFormat.PARQUET: (),
-}
 # Accepted for compatibility with the original connector, where they had a meaning; not offered as hints.
 COMPAT_OPTIONS = ("queueType",)
 # Where the job keeps the source's file index and quarantined files, under its checkpoint.
@@ -80,8 +75,26 @@ class OptionsModel(BaseModel):
     include_existing_files: Bool = Field(False, alias="includeExistingFiles")
     backfill_interval_seconds: Duration() | None = Field(None, alias="backfillInterval")
     queue_type: Text | None = Field(None, alias="queueType")
+    schema_location: Text | None = Field(None, alias="schemaLocation")
+    schema_evolution_mode: Choice(SchemaEvolution) | None = Field(None, alias="schemaEvolutionMode")
+    schema_hints: Text | None = Field(None, alias="schemaHints")
+    infer_column_types: Bool = Field(False, alias="inferColumnTypes")
+    schema_inference_max_files: Int(1, 1_000_000) = Field(1000, alias="schemaInferenceMaxFiles")
+    schema_inference_max_bytes: Size = Field(1 << 30, alias="schemaInferenceMaxBytes")
+    schema_inference_wait_seconds: Duration() = Field(60.0, alias="schemaInferenceWait")
     mode: Choice(Mode, fold=str.upper) = Mode.PERMISSIVE
     reader_options: dict = Field(default_factory=dict)
+
+    @field_validator("schema_hints")
+    @classmethod
+    def _hints(cls, v: str | None) -> str | None:
+        if v is not None:
+            from .ddl import SchemaError, parse_schema
+            try:
+                parse_schema(v, flag="the hints")
+            except SchemaError as e:
+                raise ValueError(f"must list columns as DDL, e.g. 'ts TIMESTAMP, amount DECIMAL(10,2)'; {e}") from None
+        return v
 
     # -- single values --
     @field_validator("partition_columns", mode="before")
@@ -171,46 +184,39 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
     if "path" in opts:
         raise OptionError("the s3-sqs source takes no path: the files come from the queue. Call .load() "
                           "without an argument, and use pathGlobFilter or basePath to narrow what is read")
-    fmt_guess = str(opts.get("fileformat") or "").strip().lower()
     known = {n.lower(): n for n in SOURCE_OPTIONS + COMPAT_OPTIONS}
-    reader_known = {n.lower(): n for names in READER_OPTIONS.values() for n in names}
     values: dict[str, Any] = {}
     reader: dict[str, str] = {}
     for key, value in opts.items():
         if key in known:
             values[known[key]] = value
-            continue
-        if key not in reader_known:
+        elif key == "mode":
+            reader["mode"] = value
+        elif (name := format_options.canonical(key)) is not None:
+            if name in reader and reader[name] != value:
+                raise OptionError(f"option '{name}' is given twice, under two names, with different values "
+                                  f"({reader[name]!r} and {value!r})")
+            reader[name] = value
+        else:
             shown = next((k for k in raw if k.lower().endswith(key)), key)  # as the user spelled it
-            raise OptionError(_unknown_message(shown, list(SOURCE_OPTIONS) + list(reader_known.values())))
-        allowed = READER_OPTIONS.get(fmt_guess, ())
-        if reader_known[key] not in allowed:
-            raise OptionError(f"option '{reader_known[key]}' does not apply to fileFormat {fmt_guess or '(unset)'}; "
-                              f"reader options for that format: {', '.join(allowed) or 'none'}")
-        reader[reader_known[key]] = value
+            raise OptionError(_unknown_message(shown, list(SOURCE_OPTIONS) + format_options.ALL_NAMES + ["mode"]))
+    try:
+        model = OptionsModel.model_validate(blank_to_none(values))
+    except ValidationError as e:
+        raise OptionError(one_line(e, lambda loc: f"option '{loc[0]}'", _HINTS)) from None
+    fmt = model.file_format
     if "mode" in reader:
+        if fmt not in format_options.ROW_FORMATS:
+            raise OptionError(f"option 'mode' does not apply to fileFormat {fmt}: it has no rows that can be "
+                              f"malformed (mode applies to {', '.join(format_options.ROW_FORMATS)})")
         values["mode"] = reader.pop("mode")
     try:
-        values["reader_options"] = _reader_options(reader)
+        values["reader_options"] = format_options.reader_options(fmt, reader)
         return SourceOptions(OptionsModel.model_validate(blank_to_none(values)).model_dump())
     except ValidationError as e:
         raise OptionError(one_line(e, lambda loc: f"option '{loc[0]}'", _HINTS)) from None
-
-
-def _reader_options(reader: dict[str, str]) -> dict:
-    from .fields import parse_bool
-
-    if "sep" in reader:
-        reader.setdefault("delimiter", reader.pop("sep"))
-    if "header" in reader:
-        try:
-            reader["header"] = parse_bool(reader["header"])
-        except ValueError as e:
-            raise OptionError(f"option 'header' {e}") from None
-    for k in ("delimiter", "quote", "escape"):
-        if k in reader and len(reader[k]) != 1:
-            raise OptionError(f"option '{k}' must be a single character, got {reader[k]!r}")
-    return reader
+    except ValueError as e:
+        raise OptionError(str(e)) from None
 
 
 def job_source_options(fmt: str, queue_url: str, checkpoint: str, options: dict[str, str],

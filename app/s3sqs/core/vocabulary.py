@@ -7,9 +7,23 @@ from enum import StrEnum
 
 
 class FileFormat(StrEnum):
+    """The formats the source reads, spelled as Spark's readers are (matched case-insensitively)."""
     CSV = "csv"
     JSON = "json"
     PARQUET = "parquet"
+    ORC = "orc"
+    AVRO = "avro"
+    TEXT = "text"
+    BINARY_FILE = "binaryFile"
+    XML = "xml"
+
+
+class SchemaEvolution(StrEnum):
+    """What a file with columns the schema lacks does to the stream (`schemaEvolutionMode`, Auto Loader's names)."""
+    ADD_NEW_COLUMNS = "addNewColumns"      # stop, store the merged schema; the restart reads them
+    RESCUE = "rescue"                      # never change; unknown columns go to the rescued-data column
+    FAIL_ON_NEW_COLUMNS = "failOnNewColumns"
+    NONE = "none"                          # ignore them (counted, and rescued when the column is declared)
 
 
 class Mode(StrEnum):

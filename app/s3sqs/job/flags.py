@@ -62,11 +62,12 @@ def choice(what: str, values, *, fold: Callable[[str], str] = str) -> Callable[[
     """An argument type accepting one of `values` (after `fold`, e.g. str.lower), with a did-you-mean.
     argparse's own `choices=` lists the values but does not suggest one, and checks before `type` runs."""
     allowed = tuple(values)
+    canonical = {fold(a): a for a in allowed}  # matched folded, returned as spelled ("binaryfile" -> "binaryFile")
 
     def parse(text: str) -> str:
         v = fold(text.strip())
-        if v in allowed:
-            return v
+        if v in canonical:
+            return canonical[v]
         raise argparse.ArgumentTypeError(
             f"{text!r} is not {what}{did_you_mean(v, allowed)}; one of: {', '.join(allowed)}")
 

@@ -138,11 +138,11 @@ def _read_file(filesystems: Filesystems, f: S3File, spec: ReadSpec, fields: list
     reader = reader_of(spec.format.file_format)
     if reader.RANDOM_ACCESS and (f.size is None or f.size > WHOLE_FILE_BYTES):
         with fs.open_input_file(f.path) as fh:  # random access: only the declared columns are fetched
-            return reader.read(fh, fields, spec.format)
+            return reader.read(fh, fields, spec.format, f)
     data = fetch(fs, f, reader.COMPRESSION)
     if data.size == 0:  # an empty object is an empty file, not an error
         return empty(fields)
-    return reader.read(pa.BufferReader(data) if reader.RANDOM_ACCESS else data, fields, spec.format)
+    return reader.read(pa.BufferReader(data) if reader.RANDOM_ACCESS else data, fields, spec.format, f)
 
 
 class _ByteBudget:

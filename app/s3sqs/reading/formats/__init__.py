@@ -1,10 +1,14 @@
 """One module per file format, each with the same small interface (base.py):
 
-    read(data, fields, FormatOptions) -> FileRows     # bytes (or an open file) -> Arrow rows + malformed counts
-    RANDOM_ACCESS: bool                                # read from an open file instead of the whole bytes
-    COMPRESSION: "detect" | None                       # decompress by extension before `read`
+    read(data, fields, FormatOptions, file) -> FileRows  # bytes (or an open file) -> Arrow rows + malformed counts
+    infer(data, FormatOptions, infer_types) -> pa.Schema # the file's own columns, for inference and evolution
+    RANDOM_ACCESS: bool                                  # read from an open file instead of the whole bytes
+    COMPRESSION: "detect" | None                         # decompress by extension before `read`
 
-A new format is a new module here, listed in READERS, plus its options in config/options.py.
+`file` is the S3File (path, size, times) for formats whose rows describe the file itself. `infer_types`
+is inferColumnTypes: text formats give STRING columns without it, as Auto Loader does; formats that carry
+their own types ignore it. A new format is a new module here, listed in READERS, plus its options in
+config/format_options.py.
 """
 from __future__ import annotations
 

@@ -1,11 +1,13 @@
-"""The one small interface every format reader has: a file's bytes and the format's options in, the rows
-of the declared columns (plus the rescued-data column when asked) and the count of malformed rows out."""
+"""The one small interface every format reader has (see __init__.py): a file's bytes and the format's
+options in, the rows of the declared columns (plus the rescued-data column when asked), the count of
+malformed rows and the columns the file has that the schema lacks out."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
 import pyarrow as pa
 
+from ...config.format_options import defaults
 from ...core.errors import S3SqsError
 from ...core.vocabulary import Mode
 
@@ -16,12 +18,16 @@ class MalformedFile(S3SqsError, ValueError):
 
 @dataclass(frozen=True)
 class FormatOptions:
-    """How to turn a file's bytes into rows: the format, its reader options, what a malformed row does, and
-    the rescued-data column (set only when the declared schema has it)."""
+    """How to turn a file's bytes into rows: the format, its reader options (every option of the format by
+    its canonical name, defaults filled in: config/format_options.py), what a malformed row does, and the
+    rescued-data column (set only when the declared schema has it)."""
     file_format: str
     options: dict = field(default_factory=dict)
     mode: str = Mode.PERMISSIVE
     rescued_column: str | None = None
+
+    def __post_init__(self):  # every option present: a reader never holds a default of its own
+        object.__setattr__(self, "options", {**defaults(self.file_format), **self.options})
 
 
 @dataclass
@@ -29,6 +35,10 @@ class FileRows:
     table: pa.Table       # the declared data columns that the file has, plus the rescued column if asked
     malformed: int = 0    # rows with a value or a shape that did not fit
     dropped: int = 0      # of those, rows left out (DROPMALFORMED)
+    # Fields the file has that the declared schema lacks: top-level names, nested ones as dotted paths
+    # ("address.zip"). The stream's schemaEvolutionMode decides what they do.
+    unknown: tuple[str, ...] = ()
+    reason: str | None = None  # the first malformed row's reason: column, value, expected type
 
 
 def empty(fields: list[pa.Field]) -> FileRows:

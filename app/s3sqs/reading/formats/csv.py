@@ -17,7 +17,7 @@ RANDOM_ACCESS = False
 COMPRESSION = "detect"  # .gz, .bz2, .zst by extension
 
 
-def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions) -> FileRows:
+def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
     try:
         result = _read(data, fields, fo.options)
     except pa.ArrowInvalid as e:
@@ -43,12 +43,12 @@ def _read(data: pa.Buffer, fields: list[pa.Field], opts: dict, as_text: bool = F
     def set_aside(row) -> str:
         bad_rows.append(row.text)
         return "skip"
-    parse = pacsv.ParseOptions(delimiter=opts.get("delimiter", ","), quote_char=opts.get("quote", '"'),
-                               escape_char=opts.get("escape", False), newlines_in_values=True,
+    parse = pacsv.ParseOptions(delimiter=opts.get("sep", ","), quote_char=opts.get("quote") or False,
+                               escape_char=opts.get("escape") or False, newlines_in_values=True,
                                invalid_row_handler=set_aside)
-    nulls = [""] + ([opts["nullValue"]] if "nullValue" in opts else [])
+    nulls = sorted({"", opts.get("nullValue", "")})
     names = [f.name for f in fields] if header else [f"f{i}" for i in range(len(fields))]
-    read_opts = pacsv.ReadOptions(encoding=opts.get("encoding", "utf8"), block_size=BLOCK_BYTES,
+    read_opts = pacsv.ReadOptions(encoding=opts.get("encoding", "utf-8"), block_size=BLOCK_BYTES,
                                   autogenerate_column_names=not header)
     types = {n: (pa.string() if as_text else f.type) for n, f in zip(names, fields)}
     convert = pacsv.ConvertOptions(column_types=types, include_columns=names, include_missing_columns=True,
@@ -65,10 +65,10 @@ def _as_text(data: pa.Buffer, fields: list[pa.Field], opts: dict) -> tuple[dict[
     result = _read(data, fields, opts, as_text=True)
     columns = {f.name: result.table.column(f.name).to_pylist() for f in fields}
     raw: list = [None] * result.table.num_rows
-    dialect = {"delimiter": opts.get("delimiter", ","), "quotechar": opts.get("quote", '"')}
+    dialect = {"delimiter": opts.get("sep", ","), "quotechar": opts.get("quote", '"')}
     if opts.get("escape"):
         dialect["escapechar"] = opts["escape"]
-    nulls = {""} | ({opts["nullValue"]} if "nullValue" in opts else set())
+    nulls = {"", opts.get("nullValue", "")}
     for text in result.bad_rows:
         values = next(pycsv.reader(io.StringIO(text), **dialect), [])
         values = (values + [None] * len(fields))[:len(fields)]

@@ -14,7 +14,7 @@ RANDOM_ACCESS = False
 COMPRESSION = "detect"  # .gz, .bz2, .zst by extension
 
 
-def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions) -> FileRows:
+def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
     try:
         table = pajson.read_json(
             pa.BufferReader(data), read_options=pajson.ReadOptions(block_size=BLOCK_BYTES),

@@ -10,7 +10,7 @@ RANDOM_ACCESS = True  # read from an open file: only the declared columns' pages
 COMPRESSION = None    # Parquet compresses inside the file
 
 
-def read(source, fields: list[pa.Field], fo: FormatOptions) -> FileRows:
+def read(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
     pf = pq.ParquetFile(source)
     present = [f.name for f in fields if f.name in pf.schema_arrow.names]
     return FileRows(pf.read(columns=present))
