@@ -24,12 +24,13 @@ def committed_files(output: Path) -> list[Path]:
 
 
 def committed_rows(output: Path, columns: list[str]) -> list[tuple]:
-    """Every committed row, as tuples of `columns`; a column may be an output partition folder `k=v`."""
+    """Every committed row, as tuples of `columns`; a column may be an output partition folder `k=v`, and a
+    column an older file lacks (the schema evolved since) is null there, as Spark reads it."""
     rows: list[tuple] = []
     for path in committed_files(output):
         table = pq.read_table(path)
         folders = dict(seg.split("=", 1) for seg in path.parent.relative_to(output).parts if "=" in seg)
-        cols = [table.column(c).to_pylist() if c in table.column_names else [folders[c]] * table.num_rows
+        cols = [table.column(c).to_pylist() if c in table.column_names else [folders.get(c)] * table.num_rows
                 for c in columns]
         rows.extend(zip(*cols))
     return rows

@@ -18,9 +18,10 @@ ALLOWED = {
     "core": set(),
     "config": {"core"},
     "state": {"core", "config"},
-    # Executors write quarantine records in the state's layout and take the format options' defaults;
+    # Executors write quarantine records and schema proposals in the state's layout, and take the format
+    # options' defaults;
     # nothing else of the driver side.
-    "reading": {"core", "config.format_options", "state.quarantine", "state.store"},
+    "reading": {"core", "config.format_options", "state.quarantine", "state.schemas", "state.store"},
     "planning": {"core", "config", "state", "reading"},
     "sinks": {"core", "config"},
     "job": {"core", "config", "state", "planning", "sinks"},

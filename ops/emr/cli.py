@@ -71,7 +71,7 @@ def _submit(args, out) -> int:
     manifest = load_manifest(args.dist)
     spec = JobSpec(
         # The canonical form: the job's DataStreamReader.schema() refuses `name: type` columns that pass here.
-        consumer=args.consumer, format=args.format, schema=schema.ddl, output=args.output,
+        consumer=args.consumer, format=args.format, schema=schema.ddl if schema else None, output=args.output,
         checkpoint=args.checkpoint, partition_by=args.partition_by, options=tuple("=".join(kv) for kv in args.option),
         until_drained=args.until_drained, region=region, name=args.name,
         trigger_interval=args.trigger_interval, max_failed_attempts_per_hour=args.max_failed_attempts_per_hour,

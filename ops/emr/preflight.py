@@ -13,8 +13,11 @@ from ops.emr import SubmitError
 from s3sqs.core.names import did_you_mean
 
 
-def check_schema(schema_text: str, partition_by: tuple[str, ...]) -> Schema:
-    """The --schema DDL parses, and every --partition-by column is one of its columns."""
+def check_schema(schema_text: str | None, partition_by: tuple[str, ...]) -> Schema | None:
+    """The --schema DDL parses, and every --partition-by column is one of its columns. None: no --schema,
+    the job infers it (its columns are known only then)."""
+    if schema_text is None:
+        return None
     try:
         schema = parse_schema(schema_text, flag="--schema")
     except SchemaError as e:
@@ -23,13 +26,14 @@ def check_schema(schema_text: str, partition_by: tuple[str, ...]) -> Schema:
     return schema
 
 
-def check_options(raw: dict[str, str], schema: Schema) -> None:
+def check_options(raw: dict[str, str], schema: Schema | None) -> None:
     """The source accepts these options, and its partitionColumns are in the schema."""
     try:
         opts = parse_options(raw)
     except OptionError as e:
         raise SubmitError(f"--option: {e}") from None
-    _check_columns("--option partitionColumns", opts.partition_columns, schema)
+    if schema is not None:
+        _check_columns("--option partitionColumns", opts.partition_columns, schema)
 
 
 def _check_columns(flag: str, columns: tuple[str, ...], schema: Schema) -> None:

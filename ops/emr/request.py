@@ -22,7 +22,7 @@ class JobSpec:
     """What the operator asked for; everything else comes from the stack outputs."""
     consumer: str
     format: str
-    schema: str
+    schema: str | None  # None: the job infers it
     output: str | None = None
     checkpoint: str | None = None
     partition_by: tuple[str, ...] = ()

@@ -3,6 +3,8 @@ import json
 
 import pytest
 
+from s3sqs.job.batch_line import batch_line
+
 from s3sqs.config.options import name_in_queue_url
 from s3sqs.core.vocabulary import FileStatus
 from s3sqs.job import metrics
@@ -33,12 +35,15 @@ def test_a_batch_is_its_offsets_rows_and_what_the_source_did_since_the_last_repo
                      "plan_ms": 145, "snapshots": 5, "snapshot_ms": 52, "new": 25},
            "recent_batches": [[0, 10, 999], [10, 25, 4096]]}
     m = batch_metrics(progress(), before, now, {FileStatus.QUARANTINED: 1, FileStatus.MISSING: 2,
-                                                            FileStatus.MALFORMED_ROWS: 4}, DEPTH,
+                                                            FileStatus.MALFORMED_ROWS: 4, FileStatus.NEW_COLUMNS: 3,
+                                                            "first_reason": "s3://b/k: column 'a'"}, DEPTH,
                       recorded=40, logged=25)
     assert m == BatchMetrics(batch_id=2, start=10, end=25, files=15, bytes=4096, rows=300, batch_ms=1500,
                              duplicates=4, filtered=4, unparseable=2, planning_ms=45, snapshots=2, snapshot_ms=22,
-                             quarantined=1, missing=2, malformed_rows=4, visible=7, in_flight=3, delayed=1,
-                             pending_files=15)
+                             quarantined=1, missing=2, malformed_rows=4, new_columns=3, visible=7, in_flight=3,
+                             delayed=1, pending_files=15, first_reason="s3://b/k: column 'a'")
+    line = batch_line(m)
+    assert "3 files with columns the schema lacks (first: s3://b/k: column 'a')" in line
 
 
 def test_unknown_bytes_stay_unknown_and_counters_never_go_backwards():

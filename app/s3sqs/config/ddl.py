@@ -26,6 +26,7 @@ A schema with `name: type` columns is valid for pyspark's parser but not for `Da
 """
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 
@@ -41,9 +42,11 @@ class SchemaError(UsageError):
 
 @dataclass(frozen=True)
 class DataType:
-    """A parsed type. `simple` is Spark's simpleString (what `df.dtypes` shows), `ddl` a canonical DDL form."""
+    """A parsed type. `simple` is Spark's simpleString (what `df.dtypes` shows), `ddl` a canonical DDL form,
+    `spark_json` Spark's JSON form (DataType.fromJson takes it without a JVM: the source's schema() has none)."""
     simple: str
     ddl: str
+    spark_json: str = ""
 
 
 @dataclass(frozen=True)
@@ -85,6 +88,16 @@ class Schema:
     def column(self, name: str) -> Column | None:
         return next((c for c in self.columns if c.name == name), None)
 
+    def spark_json(self) -> dict:
+        """Spark's StructType.jsonValue() of this schema: StructType.fromJson builds it without a JVM."""
+        return _struct_json(self.columns)
+
+
+def _struct_json(columns) -> dict:
+    return {"type": "struct", "fields": [
+        {"name": c.name, "type": json.loads(c.type.spark_json), "nullable": c.nullable,
+         "metadata": {} if c.comment is None else {"comment": c.comment}} for c in columns]}
+
 
 def parse_schema(text: str, flag: str = "--schema") -> Schema:
     """Parse a DDL schema string, or raise SchemaError("<flag>: <problem> at character N ...")."""
@@ -118,6 +131,8 @@ _SIMPLE_TYPES = {
     "binary": "binary",
     "string": "string",
 }
+# simpleString -> Spark's JSON type name, where they differ.
+_JSON_NAMES = {"tinyint": "byte", "smallint": "short", "int": "integer", "bigint": "long"}
 _LENGTH_TYPES = {"char": "char", "character": "char", "varchar": "varchar"}
 _DECIMAL_TYPES = ("decimal", "dec", "numeric")
 _COMPLEX_TYPES = ("array", "map", "struct")
@@ -372,14 +387,14 @@ class _Parser(_Cursor):
                 raise self._fail("collations (STRING COLLATE ...) are not supported here", self.tok,
                                  hint="declare the column as STRING")
             simple = _SIMPLE_TYPES[word]
-            return DataType(simple, simple.upper())
+            return DataType(simple, simple.upper(), json.dumps(_JSON_NAMES.get(simple, simple)))
         if word in _LENGTH_TYPES:
             kind = _LENGTH_TYPES[word]
             if not self._is("("):
                 raise self._fail(f"type {t.text.upper()} needs a length", self.tok,
                                  hint=f"e.g. {kind.upper()}(10), or STRING for text of any length")
             (length,) = self._integers(t, 1, 1)
-            return DataType(f"{kind}({length})", f"{kind.upper()}({length})")
+            return DataType(f"{kind}({length})", f"{kind.upper()}({length})", json.dumps("string"))
         if word in _DECIMAL_TYPES:
             precision, scale = 10, 0
             if self._is("("):
@@ -392,26 +407,30 @@ class _Parser(_Cursor):
                 if scale > precision:
                     raise self._fail(f"DECIMAL scale {scale} is larger than its precision {precision}", t,
                                      hint="e.g. DECIMAL(10,2): 10 digits, 2 after the point")
-            return DataType(f"decimal({precision},{scale})", f"DECIMAL({precision},{scale})")
+            simple = f"decimal({precision},{scale})"
+            return DataType(simple, f"DECIMAL({precision},{scale})", json.dumps(simple))
         if word == "array":
             self._expect("<", "'<' after ARRAY (ARRAY<element type>)")
             element = self._type(column)
             self._expect(">", "'>' to close ARRAY<")
-            return DataType(f"array<{element.simple}>", f"ARRAY<{element.ddl}>")
+            return DataType(f"array<{element.simple}>", f"ARRAY<{element.ddl}>", json.dumps(
+                {"type": "array", "elementType": json.loads(element.spark_json), "containsNull": True}))
         if word == "map":
             self._expect("<", "'<' after MAP (MAP<key type, value type>)")
             key = self._type(column)
             self._expect(",", "',' between the key and value types of MAP<key, value>")
             value = self._type(column)
             self._expect(">", "'>' to close MAP<")
-            return DataType(f"map<{key.simple},{value.simple}>", f"MAP<{key.ddl}, {value.ddl}>")
+            return DataType(f"map<{key.simple},{value.simple}>", f"MAP<{key.ddl}, {value.ddl}>", json.dumps(
+                {"type": "map", "keyType": json.loads(key.spark_json), "valueType": json.loads(value.spark_json),
+                 "valueContainsNull": True}))
         if word == "struct":
             self._expect("<", "'<' after STRUCT (STRUCT<name: type, ...>)")
             fields = [] if self._is(">") else self._columns(end=">")
             self._advance()
             simple = ",".join(f"{f.name}:{f.type.simple}" for f in fields)
             ddl = ", ".join(f"{quote_name(f.name)}: {f.type_ddl}" for f in fields)
-            return DataType(f"struct<{simple}>", f"STRUCT<{ddl}>")
+            return DataType(f"struct<{simple}>", f"STRUCT<{ddl}>", json.dumps(_struct_json(fields)))
         if word in _UNSUPPORTED_TYPES:
             raise self._fail(f"type {t.text.upper()} (column {column!r}) is not one the s3-sqs source reads from "
                              "files", t, hint="use one of " + _type_list())

@@ -28,7 +28,7 @@ LEGACY_PREFIX = "spark.s3conn."
 # Accepted for compatibility with the original connector, where they had a meaning; not offered as hints.
 COMPAT_OPTIONS = ("queueType",)
 # Where the job keeps the source's file index and quarantined files, under its checkpoint.
-STATE_DIR, QUARANTINE_DIR = "source-state", "quarantine"
+STATE_DIR, QUARANTINE_DIR, SCHEMA_DIR = "source-state", "quarantine", "_schemas"
 
 _HINTS = {
     "fileFormat": f"one of {', '.join(f.value for f in FileFormat)}",
@@ -226,7 +226,7 @@ def job_source_options(fmt: str, queue_url: str, checkpoint: str, options: dict[
     One owner, so that what submit-job checks is what the job runs."""
     base = checkpoint.rstrip("/")
     raw = {"fileFormat": fmt, "queueUrl": queue_url, "stateLocation": state_location or f"{base}/{STATE_DIR}",
-           "quarantineLocation": f"{base}/{QUARANTINE_DIR}"}
+           "quarantineLocation": f"{base}/{QUARANTINE_DIR}", "schemaLocation": f"{base}/{SCHEMA_DIR}"}
     if endpoint_url:
         raw["endpointUrl"] = endpoint_url
     if region:

@@ -26,3 +26,8 @@ class StateError(S3SqsError, RuntimeError):
 
 class FileReadError(S3SqsError, RuntimeError):
     """A file could not be read or does not fit the schema; the message names the file and the fix."""
+
+
+class NewColumnsFound(FileReadError):
+    """A file has columns the stream's schema lacks, and schemaEvolutionMode says to stop (addNewColumns,
+    failOnNewColumns). Its name is what the job looks for in a failed query to restart it."""

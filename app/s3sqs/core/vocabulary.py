@@ -67,6 +67,7 @@ class FileStatus(StrEnum):
     QUARANTINED = "quarantined"
     MISSING = "missing"
     MALFORMED_ROWS = "malformed_rows"
+    NEW_COLUMNS = "new_columns"  # read, but it has columns the schema lacks (not a problem: the file is in)
 
 
 PROBLEM_STATUSES = (FileStatus.QUARANTINED, FileStatus.MISSING, FileStatus.MALFORMED_ROWS)

@@ -10,7 +10,10 @@ def batch_line(m: BatchMetrics) -> str:
     seconds = m.batch_ms / 1000
     speed = rate(m.rows, seconds, "rows")
     size = f", {human_bytes(m.bytes)}" if m.bytes is not None else ""
-    problems = _counts((m.quarantined, "quarantined"), (m.missing, "missing"), (m.malformed_rows, "malformed rows"))
+    problems = _counts((m.quarantined, "quarantined"), (m.missing, "missing"), (m.malformed_rows, "malformed rows"),
+                       (m.new_columns, "files with columns the schema lacks"))
+    if m.first_reason:
+        problems += f" (first: {m.first_reason[:200]})"
     skipped = _counts((m.duplicates, "duplicates"), (m.filtered, "filtered"), (m.unparseable, "unparseable messages"))
     queued = m.visible + m.in_flight + m.delayed
     delayed = f", {m.delayed:,} delayed" if m.delayed else ""

@@ -58,6 +58,8 @@ class CompletionCheck:
         batch, logged, committed = newest_batch(self.checkpoint)
         return Progress(sum(depth.values()), status["last_seq"], logged, batch, committed, depth, status)
 
-    def problems(self, batch_end: int) -> dict[str, int]:
-        """Files quarantined or missing, and malformed rows, in the batch ending at `batch_end` (FileStatus keys)."""
-        return quarantine.tally(quarantine.read_records(self.quarantine, batch_end))
+    def problems(self, batch_end: int) -> dict:
+        """Files quarantined or missing, malformed rows and files with new columns in the batch ending at
+        `batch_end` (FileStatus keys), and the first malformed row's reason ("first_reason")."""
+        records = quarantine.read_records(self.quarantine, batch_end)
+        return {**quarantine.tally(records), "first_reason": quarantine.first_reason(records)}

@@ -1,7 +1,7 @@
 """The streaming job: s3-sqs source -> optional transform -> Parquet files, or a Delta or Iceberg table.
 app/job.py runs `main` (it is the EMR Serverless entry point).
 
-Local use:  .venv/bin/spark-submit app/job.py --queue-url URL --format csv --schema "id LONG, name STRING" \
+Local use:  .venv/bin/spark-submit app/job.py --queue-url URL --format csv [--schema "id LONG, name STRING"] \
                 --checkpoint /tmp/ck --output /tmp/out --until-drained
 
 Exit codes (core.errors): 0 done (or stopped), 1 the query failed, 2 a flag or option is wrong (found
@@ -21,6 +21,7 @@ from .flags import DEFAULT_TRIGGER_INTERVAL, parse_job_args
 
 log = logging.getLogger("s3sqs.job")
 IDLE_CHECK_SECONDS = 2
+MAX_SCHEMA_RESTARTS = 20  # restarts for new columns in one run (addNewColumns); more means something is off
 
 
 class QueryFailed(S3SqsError):
@@ -40,11 +41,12 @@ def preflight(args: argparse.Namespace, raw_options: dict[str, str]):
     from ..config.options import parse_options
     from . import preflight as pf
 
-    schema = parse_schema(args.schema)
-    if not args.transform:  # a transform may make the partition columns; the sink checks its output
+    schema = parse_schema(args.schema) if args.schema else None  # None: inferred, kept under schemaLocation
+    if schema is not None and not args.transform:  # a transform may make the partition columns
         pf.check_columns("--partition-by", args.partition_by, schema.names)
     opts = parse_options(raw_options)
-    pf.check_columns("option partitionColumns", list(opts.partition_columns), schema.names)
+    if schema is not None:
+        pf.check_columns("option partitionColumns", list(opts.partition_columns), schema.names)
     sink = sinks.check(args)  # the sink flags, and the --transform import
     pf.check_credentials()
     pf.check_queue(opts)
@@ -89,10 +91,7 @@ def run(args: argparse.Namespace) -> int:
 
     from pyspark.sql import SparkSession
 
-    from .. import sinks
     from ..planning.source import register
-    from .completion import CompletionCheck
-    from .monitor import BatchMonitor
 
     builder = SparkSession.builder.appName(args.name)
     if not args.verbose:
@@ -100,13 +99,37 @@ def run(args: argparse.Namespace) -> int:
     spark = builder.getOrCreate()
     register(spark)
     raw_options.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
-    # The canonical DDL: Spark's reader takes no "name: type" form, which --schema may use.
-    df = spark.readStream.format("s3-sqs").schema(schema.ddl).options(**raw_options).load()
+    warm_python_workers(spark)
+    evolving = (opts.schema_evolution_mode or ("addNewColumns" if schema is None else "none")) == "addNewColumns"
+    for restart in range(MAX_SCHEMA_RESTARTS + 1):
+        try:
+            return run_query(spark, args, raw_options, schema, sink, opts)
+        except QueryFailed as e:
+            if not (evolving and "NewColumnsFound" in str(e)) or restart == MAX_SCHEMA_RESTARTS:
+                raise
+            print(f"[job] {_new_columns_line(str(e))}; restarting the query with the evolved schema", flush=True)
+    return EXIT_NOT_DONE  # not reached: the last attempt returns or raises
+
+
+def run_query(spark, args: argparse.Namespace, raw_options: dict[str, str], schema, sink, opts) -> int:
+    """One streaming query, from start to drained (--until-drained) or failure."""
+    from .. import sinks
+    from .completion import CompletionCheck
+    from .monitor import BatchMonitor
+    from . import preflight as pf
+
+    reader = spark.readStream.format("s3-sqs").options(**raw_options)
+    if schema is not None:  # the canonical DDL: Spark's reader takes no "name: type" form, which --schema may use
+        reader = reader.schema(schema.ddl)
+    df = reader.load()  # without a schema, Spark asks the source: stored under schemaLocation, or inferred now
+    if schema is None:
+        print(f"[job] schema from {opts.schema_location}: {df.schema.simpleString()}", flush=True)
+        if not args.transform:
+            pf.check_columns("--partition-by", args.partition_by, df.columns)
     interval_ms = int(parse_duration_seconds(args.trigger_interval or DEFAULT_TRIGGER_INTERVAL, None) * 1000)
     writer = (sinks.writer(df, sink, opts.endpoint)
               .option("checkpointLocation", args.checkpoint).queryName(args.name)
               .trigger(processingTime=f"{interval_ms} milliseconds"))
-    warm_python_workers(spark)
     query = writer.start()
     print(f"[job] query {args.name} started: {args.queue_url} -> {sink.describe()}", flush=True)
 
@@ -130,6 +153,12 @@ def run(args: argparse.Namespace) -> int:
     finally:
         query.stop()
     return 0
+
+
+def _new_columns_line(text: str) -> str:
+    """The source's one line about new columns, out of Spark's error and its traceback."""
+    line = next((ln for ln in text.splitlines() if "NewColumnsFound:" in ln), text.splitlines()[0] if text else "")
+    return line[line.find("NewColumnsFound:"):].strip() if "NewColumnsFound:" in line else line.strip()
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,6 +40,7 @@ DIMENSION = "QueueName"  # the consumer's queue name: the dimension SQS's own me
 FILES_IN, BYTES_IN, ROWS_IN = "FilesIn", "BytesIn", "RowsIn"
 DUPLICATES, FILTERED, UNPARSEABLE = "DuplicatesIgnored", "FilesFiltered", "MessagesUnparseable"
 QUARANTINED, MISSING, MALFORMED = "FilesQuarantined", "FilesMissing", "RowsMalformed"
+NEW_COLUMNS = "FilesWithNewColumns"
 PLANNING_TIME, SNAPSHOT_TIME, BATCH_TIME = "PlanningTime", "SnapshotTime", "BatchTime"
 FILES_PENDING = "FilesPending"
 QUERY_FAILURES = "QueryFailures"  # one per failed query (a failed attempt of the job), not per batch
@@ -53,6 +54,7 @@ BATCH_METRICS: dict[str, tuple[str, str]] = {
     QUARANTINED: ("Count", "quarantined"),
     MISSING: ("Count", "missing"),
     MALFORMED: ("Count", "malformed_rows"),
+    NEW_COLUMNS: ("Count", "new_columns"),
     PLANNING_TIME: ("Milliseconds", "planning_ms"),
     SNAPSHOT_TIME: ("Milliseconds", "snapshot_ms"),
     BATCH_TIME: ("Milliseconds", "batch_ms"),
@@ -81,10 +83,12 @@ class BatchMetrics:
     quarantined: int           # in this batch
     missing: int
     malformed_rows: int
+    new_columns: int           # files read that had columns the schema lacks
     visible: int               # queue backlog when the batch was reported
     in_flight: int
     delayed: int
     pending_files: int         # recorded by the source, not yet in a batch Spark logged
+    first_reason: str | None = None  # the first malformed row's reason, with its file
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -152,6 +156,8 @@ def batch_metrics(progress: dict, status_before: dict, status_now: dict, problem
         quarantined=int(problems.get(FileStatus.QUARANTINED, 0)),
         missing=int(problems.get(FileStatus.MISSING, 0)),
         malformed_rows=int(problems.get(FileStatus.MALFORMED_ROWS, 0)),
+        new_columns=int(problems.get(FileStatus.NEW_COLUMNS, 0)),
+        first_reason=problems.get("first_reason"),
         visible=int(queue_depth.get(_VISIBLE, 0)),
         in_flight=int(queue_depth.get(_IN_FLIGHT, 0)),
         delayed=int(queue_depth.get(_DELAYED, 0)),

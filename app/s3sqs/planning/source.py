@@ -15,7 +15,9 @@ from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPart
 from pyspark.sql.types import StructType
 
 from ..config.source_options import SourceOptions
+from ..core.errors import UsageError
 from ..core.files import S3File
+from ..core.vocabulary import SchemaEvolution
 from ..reading.formats import FormatOptions
 from ..reading.reader import ReadSpec, read_partition
 from . import planner
@@ -45,14 +47,18 @@ class S3SqsDataSource(DataSource):
         self.source_options = parse_options(dict(options))  # fails here, before any AWS call
 
     def schema(self):
-        raise ValueError("the s3-sqs source needs a schema: spark.readStream.format('s3-sqs').schema('id LONG, ...')")
+        """Spark asks only when no schema was given: the one stored under schemaLocation (inferred once)."""
+        from .inference import stream_schema
+        return StructType.fromJson(stream_schema(self.source_options, read_spec).schema)
 
     def streamReader(self, schema: StructType) -> "S3SqsStreamReader":
-        missing = [c for c in self.source_options.partition_columns if c not in schema.fieldNames()]
-        if missing:
-            raise ValueError(f"option 'partitionColumns' names {missing}, which the schema does not have; "
-                             "declare partition columns in the schema too")
-        return S3SqsStreamReader(self.source_options, schema)
+        o = self.source_options
+        stored = _stored_schema(o)
+        inferred = stored is not None and StructType.fromJson(stored.schema) == schema
+        parts = o.partition_columns or (stored.partition_columns if inferred else ())
+        evolution = o.schema_evolution_mode or (SchemaEvolution.ADD_NEW_COLUMNS if inferred else SchemaEvolution.NONE)
+        check_schema(o, schema, parts, evolution, inferred)
+        return S3SqsStreamReader(o, schema, parts, evolution)
 
 
 class S3SqsPartition(InputPartition):
@@ -63,11 +69,13 @@ class S3SqsPartition(InputPartition):
 
 
 class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
-    def __init__(self, opts: SourceOptions, schema: StructType):
+    def __init__(self, opts: SourceOptions, schema: StructType, partition_columns: tuple[str, ...] = (),
+                 evolution: str = SchemaEvolution.NONE):
         self.opts = opts
         self.schema = schema
         self.arrow_schema = arrow_schema(schema)
-        self.spec = read_spec(opts, self.arrow_schema.names)  # what tasks need; made here, once
+        # What tasks need; made here, once.
+        self.spec = read_spec(opts, self.arrow_schema.names, evolution, partition_columns or opts.partition_columns)
         self._driver = None  # opened lazily: __init__ also runs in processes that only read
 
     @property
@@ -137,10 +145,38 @@ def arrow_schema(schema: StructType):
         return to_arrow_schema(schema)
 
 
-def read_spec(o: SourceOptions, columns: list[str]) -> ReadSpec:
+def read_spec(o: SourceOptions, columns: list[str], evolution: str = SchemaEvolution.NONE,
+              partition_columns: tuple[str, ...] | None = None) -> ReadSpec:
     rescued = o.rescued_data_column if o.rescued_data_column in columns else None
+    parts = o.partition_columns if partition_columns is None else tuple(partition_columns)
     return ReadSpec(FormatOptions(o.file_format, o.reader_options, o.mode, rescued), o.endpoint,
-                    o.partition_columns, o.base_path, o.quarantine_location, o.on_bad_file)
+                    parts, o.base_path, o.quarantine_location, o.on_bad_file, evolution, o.schema_location or "")
+
+
+def check_schema(o: SourceOptions, schema: StructType, parts: tuple[str, ...], evolution: str,
+                 inferred: bool) -> None:
+    """The schema and the schema options agree; each message names what to change."""
+    names = schema.fieldNames()
+    missing = [c for c in parts if c not in names]
+    if missing:
+        raise UsageError(f"option 'partitionColumns' names {missing}, which the schema does not have; "
+                         "declare partition columns in the schema too")
+    if evolution == SchemaEvolution.ADD_NEW_COLUMNS and not inferred:
+        raise UsageError("schemaEvolutionMode addNewColumns evolves the schema the source infers and keeps under "
+                         "schemaLocation; with a schema given by .schema(...) use rescue, failOnNewColumns or none "
+                         "(or drop .schema(...) and fix types with schemaHints)")
+    if evolution == SchemaEvolution.RESCUE and o.rescued_data_column not in names:
+        raise UsageError(f"schemaEvolutionMode rescue keeps what does not fit in the column "
+                         f"{o.rescued_data_column!r}: declare it in the schema ({o.rescued_data_column} STRING)")
+
+
+def _stored_schema(o: SourceOptions):
+    if not o.schema_location:
+        return None
+    from ..core import aws
+    from ..state.schemas import SchemaLog
+    from ..state.store import open_store
+    return SchemaLog(open_store(o.schema_location, aws.lazy_client("s3", o.endpoint))).latest()
 
 
 def _engine_limit(limit) -> tuple[str | None, int | None]:

@@ -16,9 +16,10 @@ log = logging.getLogger("s3sqs.reader")
 
 
 def write_record(filesystems: Filesystems, location: str, batch_end: int, f: S3File, status: FileStatus,
-                 error: str | None = None, malformed: int = 0, dropped: int = 0) -> None:
+                 error: str | None = None, malformed: int = 0, dropped: int = 0, reason: str | None = None,
+                 new_columns: tuple[str, ...] = ()) -> None:
     fs, root = filesystems.for_location(location)
-    rec = record(f, status, error, malformed, dropped)
+    rec = record(f, status, error, malformed, dropped, reason, new_columns)
     if status == FileStatus.QUARANTINED:
         rec["copy"] = f"{location.rstrip('/')}/{copy_name(f)}"
         try:

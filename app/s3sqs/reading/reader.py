@@ -21,11 +21,12 @@ import pyarrow as pa
 from ..core.endpoint import Endpoint
 from ..core.errors import FileReadError
 from ..core.files import S3File
-from ..core.vocabulary import BadFileAction, FileStatus
+from ..core.vocabulary import BadFileAction, FileStatus, SchemaEvolution
 from .conform import META_COLUMNS, conform
 from .filesystems import WHOLE_FILE_BYTES, Filesystems, classify, fetch, with_retries
 from .formats import FileRows, FormatOptions, empty, reader_of
 from .quarantine_writer import write_record
+from .schema_proposals import stop_for_new_columns
 
 log = logging.getLogger("s3sqs.reader")
 
@@ -43,6 +44,8 @@ class ReadSpec:
     base_path: str | None = None
     quarantine_location: str = ""
     on_bad_file: str = BadFileAction.QUARANTINE
+    evolution: str = SchemaEvolution.NONE  # what a file with columns the schema lacks does
+    schema_location: str = ""
 
 
 @dataclass
@@ -74,10 +77,16 @@ def read_partition(files: list[S3File], spec: ReadSpec, schema: pa.Schema, batch
             if o.error is not None:
                 counts[_settle_failure(filesystems, o, spec, batch_end)] += 1
                 continue
-            if o.rows.malformed:
+            if o.rows.unknown and spec.evolution in (SchemaEvolution.ADD_NEW_COLUMNS,
+                                                     SchemaEvolution.FAIL_ON_NEW_COLUMNS):
+                stop_for_new_columns(filesystems, spec.schema_location, spec.evolution, o.file, o.rows.unknown,
+                                     lambda: infer_file(filesystems, o.file, spec, True))
+            if o.rows.malformed or o.rows.unknown:
                 counts["malformed"] += o.rows.malformed
-                write_record(filesystems, spec.quarantine_location, batch_end, o.file, FileStatus.MALFORMED_ROWS,
-                             malformed=o.rows.malformed, dropped=o.rows.dropped)
+                status = FileStatus.MALFORMED_ROWS if o.rows.malformed else FileStatus.NEW_COLUMNS
+                write_record(filesystems, spec.quarantine_location, batch_end, o.file, status,
+                             malformed=o.rows.malformed, dropped=o.rows.dropped, reason=o.rows.reason,
+                             new_columns=o.rows.unknown)
             counts["files"] += 1
             counts["rows"] += o.table.num_rows
             if o.table.num_rows >= TARGET_BATCH_ROWS // 4:  # big enough to go as it is, without a copy
@@ -143,6 +152,16 @@ def _read_file(filesystems: Filesystems, f: S3File, spec: ReadSpec, fields: list
     if data.size == 0:  # an empty object is an empty file, not an error
         return empty(fields)
     return reader.read(pa.BufferReader(data) if reader.RANDOM_ACCESS else data, fields, spec.format, f)
+
+
+def infer_file(filesystems: Filesystems, f: S3File, spec: ReadSpec, infer_types: bool) -> pa.Schema:
+    """The file's own schema (schema inference, and the proposals of schema evolution)."""
+    fs = filesystems.of(f)
+    reader = reader_of(spec.format.file_format)
+    if reader.RANDOM_ACCESS:
+        with fs.open_input_file(f.path) as fh:
+            return reader.infer(fh, spec.format, infer_types)
+    return reader.infer(fetch(fs, f, reader.COMPRESSION), spec.format, infer_types)
 
 
 class _ByteBudget:

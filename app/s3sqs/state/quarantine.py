@@ -29,9 +29,16 @@ def copy_name(f: S3File) -> str:
 
 
 def record(f: S3File, status: FileStatus, error: str | None = None, malformed: int = 0,
-           dropped: int = 0) -> dict:
-    return {"seq": f.seq, "file": f.uri, "size": f.size, "status": str(status), "error": error,
-            "malformed_rows": malformed, "dropped_rows": dropped, "at": time.time()}
+           dropped: int = 0, reason: str | None = None, new_columns: tuple[str, ...] = ()) -> dict:
+    """`reason`: the first malformed row's (column, value, expected type); `new_columns`: the file's columns
+    that the schema lacks (read all the same, under schemaEvolutionMode rescue or none)."""
+    rec = {"seq": f.seq, "file": f.uri, "size": f.size, "status": str(status), "error": error,
+           "malformed_rows": malformed, "dropped_rows": dropped, "at": time.time()}
+    if reason:
+        rec["reason"] = reason
+    if new_columns:
+        rec["new_columns"] = list(new_columns)
+    return rec
 
 
 def read_records(store: Store, batch_end: int) -> list[dict]:
@@ -45,7 +52,14 @@ def read_records(store: Store, batch_end: int) -> list[dict]:
 
 
 def tally(records: list[dict]) -> dict[str, int]:
-    """Files quarantined and missing, and malformed rows, in some records."""
+    """Files quarantined and missing, malformed rows, and files with new columns, in some records."""
     by = Counter(r["status"] for r in records)
     return {FileStatus.QUARANTINED: by[FileStatus.QUARANTINED], FileStatus.MISSING: by[FileStatus.MISSING],
-            FileStatus.MALFORMED_ROWS: sum(r.get("malformed_rows", 0) for r in records)}
+            FileStatus.MALFORMED_ROWS: sum(r.get("malformed_rows", 0) for r in records),
+            FileStatus.NEW_COLUMNS: sum(1 for r in records if r.get("new_columns"))}
+
+
+def first_reason(records: list[dict]) -> str | None:
+    """The first malformed row's reason in some records, with its file, for a batch's one line."""
+    r = next((r for r in records if r.get("reason")), None)
+    return None if r is None else f"{r['file']}: {r['reason']}"

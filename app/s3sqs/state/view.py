@@ -13,7 +13,9 @@ A file's status, in the order it moves through them:
 - committed: its batch is in the sink (the source recorded the commit, or Spark's commit log says so);
 - quarantined, missing, malformed_rows: its batch is in the sink, but the file was not read cleanly: set
   aside (its record and copy are in the quarantine location), gone before it was read, or read with rows
-  that did not parse.
+  that did not parse;
+- new_columns: its batch is in the sink, and the file had columns the schema lacks (schemaEvolutionMode
+  rescue or none: kept in the rescued-data column when the schema declares it, otherwise left out).
 The source records a commit one batch late (it learns of it when it plans the next batch), so with the
 checkpoint at hand Spark's own commit log decides what is in the sink.
 """
@@ -96,6 +98,16 @@ class Batch:
 
 
 # -- pure decisions ----------------------------------------------------------------------------------------
+
+def problem_text(problem: dict | None) -> str | None:
+    """Why a file was not read cleanly: the error, the first malformed row's reason, its new columns."""
+    if not problem:
+        return None
+    parts = [problem.get("error"), problem.get("reason")]
+    if problem.get("new_columns"):
+        parts.append("new columns: " + ", ".join(problem["new_columns"]))
+    return "; ".join(p for p in parts if p) or None
+
 
 def file_status(seq: int, planned: bool, committed_through: int, problem: dict | None) -> str:
     """A file's status from where it stands: the sink holds every seq up to `committed_through`."""
@@ -184,7 +196,7 @@ class StateView:
                                problem),
             bucket=f.bucket, key=f.key, size=f.size, event_ms=f.event_ms, event_name=f.event_name,
             origin=origin(f), committed_ms=batch.committed_ms if batch else None,
-            error=(problem or {}).get("error") or None, quarantine_copy=(problem or {}).get("copy") or None,
+            error=problem_text(problem), quarantine_copy=(problem or {}).get("copy") or None,
             etag=f.etag, version_id=f.version_id, scheme=f.scheme)
 
     def files(self, *, batch: int | None = None, since_ms: int | None = None,

@@ -12,5 +12,16 @@ COMPRESSION = None    # Parquet compresses inside the file
 
 def read(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
     pf = pq.ParquetFile(source)
-    present = [f.name for f in fields if f.name in pf.schema_arrow.names]
-    return FileRows(pf.read(columns=present))
+    names = pf.schema_arrow.names
+    declared = {f.name for f in fields}
+    present = [f.name for f in fields if f.name in names]
+    table = pf.read(columns=present)
+    unknown = tuple(n for n in names if n not in declared and n != fo.rescued_column)
+    if unknown and fo.rescued_column:  # the columns the schema lacks, kept per row as JSON
+        from .rescue import rescued_json
+        table = table.append_column(fo.rescued_column, rescued_json(pf.read(columns=list(unknown)), file))
+    return FileRows(table, unknown=unknown)
+
+
+def infer(source, fo: FormatOptions, infer_types: bool) -> pa.Schema:
+    return pq.ParquetFile(source).schema_arrow
