@@ -223,3 +223,24 @@ def test_compact_table_command_previews_compacts_and_names_a_missing_table(fmt, 
     assert main(["--format", fmt, "--table", missing, *catalog]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("compact-table: error: ") and "--table" in err[0], err
+
+
+def test_a_stream_whose_schema_gained_columns_adds_them_to_the_table(fmt, tmp_path):
+    target = make_target(fmt, tmp_path)
+    target.ensure(table_arrow_schema(SCHEMA, fmt))
+    assert target.commit(write(target, fmt, 0, batch_rows(0, 3)), "q", 0)
+    wider = T.StructType(SCHEMA.fields + [T.StructField("score", T.DoubleType())])
+    again = make_target(fmt, tmp_path)  # the restarted query, with the evolved schema
+    again.ensure(table_arrow_schema(wider, fmt))
+    again.ensure(table_arrow_schema(wider, fmt))  # a second start finds them there
+    schema = table_arrow_schema(wider, fmt)
+    spec = WriteSpec(fmt, again.write_location.uri, again.partition_by, 1 << 20, 1, uuid.uuid4().hex[:12],
+                     "/unused", again.write_location.endpoint)
+    rows = [{**r, "score": 0.5} for r in batch_rows(3, 3)]
+    assert again.commit(write_partition([pa.RecordBatch.from_pylist(rows, schema=schema)], spec, schema, 0, 0), "q", 1)
+    table = again.table()
+    data = table.to_pyarrow_table() if fmt == "delta" else table.scan().to_arrow()
+    assert sorted(zip(data.column("id").to_pylist(), data.column("score").to_pylist())) == [
+        (0, None), (1, None), (2, None), (3, 0.5), (4, 0.5), (5, 0.5)]
+    with pytest.raises(SinkError, match="columns"):  # not a gain at the end: refused, as before
+        make_target(fmt, tmp_path).ensure(table_arrow_schema(T.StructType(SCHEMA.fields[1:]), fmt))

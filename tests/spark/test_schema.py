@@ -90,3 +90,32 @@ def test_no_schema_and_no_schema_location_is_refused_with_the_fix(spark, moto_en
     w = bucket_to_queue(moto_endpoint)
     with pytest.raises(Exception, match="needs a schema.*schemaLocation"):
         spark.readStream.format("s3-sqs").options(**source_options(w, tmp_path, fileFormat="parquet")).load()
+
+
+METADATA = ("_metadata STRUCT<file_path: STRING, file_name: STRING, file_size: BIGINT, file_block_start: BIGINT, "
+            "file_block_length: BIGINT, file_modification_time: TIMESTAMP, event_time: TIMESTAMP, etag: STRING, "
+            "version_id: STRING, seq: BIGINT>")
+
+
+def test_the_metadata_column_holds_spark_s_fields_and_the_source_s_own(spark, moto_endpoint, tmp_path):
+    w = bucket_to_queue(moto_endpoint)
+    data = parquet(id=pa.array([1, 2], pa.int64()))
+    w.put("m/x y.parquet", data)
+    opts = source_options(w, tmp_path, fileFormat="parquet")
+    assert run(spark, tmp_path, opts, f"id LONG, {METADATA}, _file_path STRING") is None
+    rows = committed_rows(tmp_path / "out", ["id", "_metadata", "_file_path"])
+    assert sorted(r[0] for r in rows) == [1, 2]
+    meta = rows[0][1]
+    assert meta["file_path"] == rows[0][2] == f"s3://{w.bucket}/m/x y.parquet"
+    assert (meta["file_name"], meta["file_size"], meta["file_block_start"], meta["file_block_length"]) == (
+        "x y.parquet", len(data), 0, len(data))
+    assert meta["file_modification_time"] == meta["event_time"] and meta["file_modification_time"].year >= 2026
+    assert meta["etag"] and meta["version_id"] is None and meta["seq"] == 1
+
+
+def test_an_unknown_metadata_field_is_refused_at_start(spark, moto_endpoint, tmp_path):
+    w = bucket_to_queue(moto_endpoint)
+    df = spark.readStream.format("s3-sqs").schema("id LONG, _metadata STRUCT<file_mtime: TIMESTAMP>").options(
+        **source_options(w, tmp_path, fileFormat="parquet")).load()
+    with pytest.raises(Exception, match="_metadata has no field 'file_mtime'; its fields: file_path"):
+        df.writeStream.format("console").option("checkpointLocation", str(tmp_path / "ck")).start().awaitTermination(30)

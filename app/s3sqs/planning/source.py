@@ -18,6 +18,7 @@ from ..config.source_options import SourceOptions
 from ..core.errors import UsageError
 from ..core.files import S3File
 from ..core.vocabulary import SchemaEvolution
+from ..reading.conform import METADATA, metadata_column
 from ..reading.formats import FormatOptions
 from ..reading.reader import ReadSpec, read_partition
 from . import planner
@@ -165,6 +166,8 @@ def check_schema(o: SourceOptions, schema: StructType, parts: tuple[str, ...], e
         raise UsageError("schemaEvolutionMode addNewColumns evolves the schema the source infers and keeps under "
                          "schemaLocation; with a schema given by .schema(...) use rescue, failOnNewColumns or none "
                          "(or drop .schema(...) and fix types with schemaHints)")
+    if METADATA in names:  # an unknown field fails now, not in every task
+        metadata_column(arrow_schema(schema).field(METADATA).type, S3File("", ""), 0)
     if evolution == SchemaEvolution.RESCUE and o.rescued_data_column not in names:
         raise UsageError(f"schemaEvolutionMode rescue keeps what does not fit in the column "
                          f"{o.rescued_data_column!r}: declare it in the schema ({o.rescued_data_column} STRING)")

@@ -9,9 +9,44 @@ import pyarrow.compute as pc
 
 from ..core.files import NULL_PARTITION, S3File
 
-# Columns the source fills itself when the declared schema has them.
+# Columns the source fills itself when the declared schema has them: `_metadata`, a struct with Spark's
+# file-metadata fields and what only this source knows, and the flat `_file_*` columns of earlier versions.
+METADATA = "_metadata"
 META_PATH, META_SIZE, META_EVENT_TIME = "_file_path", "_file_size", "_file_event_time"
-META_COLUMNS = (META_PATH, META_SIZE, META_EVENT_TIME)
+META_COLUMNS = (META_PATH, META_SIZE, META_EVENT_TIME, METADATA)
+
+
+def _ts(ms: int | None):
+    return None if ms is None else ms * 1000  # microseconds, for an Arrow timestamp("us")
+
+
+# Field of `_metadata` -> (Arrow type, value for a file). Spark's own six first.
+METADATA_FIELDS = {
+    "file_path": (pa.string(), lambda f: f.uri),
+    "file_name": (pa.string(), lambda f: f.name),
+    "file_size": (pa.int64(), lambda f: f.size),
+    "file_block_start": (pa.int64(), lambda f: 0),  # a file is read whole, as one block
+    "file_block_length": (pa.int64(), lambda f: f.size),
+    "file_modification_time": (pa.timestamp("us", tz="UTC"), lambda f: _ts(f.event_ms)),
+    "event_time": (pa.timestamp("us", tz="UTC"), lambda f: _ts(f.event_ms)),
+    "etag": (pa.string(), lambda f: f.etag),
+    "version_id": (pa.string(), lambda f: f.version_id),
+    "seq": (pa.int64(), lambda f: f.seq),
+}
+
+
+def metadata_column(typ: pa.DataType, f: S3File, n: int) -> pa.Array:
+    """`_metadata` as declared: the struct's fields, by name, each the file's value on every row."""
+    if not pa.types.is_struct(typ):
+        raise ValueError(f"column {METADATA!r} must be a STRUCT of some of: {', '.join(METADATA_FIELDS)}")
+    children = []
+    for i in range(typ.num_fields):
+        field = typ.field(i)
+        if field.name not in METADATA_FIELDS:
+            raise ValueError(f"_metadata has no field {field.name!r}; its fields: {', '.join(METADATA_FIELDS)}")
+        arrow_type, value = METADATA_FIELDS[field.name]
+        children.append(pa.array([value(f)] * n, arrow_type).cast(field.type))
+    return pa.StructArray.from_arrays(children, fields=list(typ))
 
 
 def partition_values(key: str, base_path: str | None) -> dict[str, str | None]:
@@ -44,6 +79,8 @@ def conform(table: pa.Table, schema: pa.Schema, f: S3File, partition_columns: tu
             arr = pa.array([f.uri] * n, pa.string()).cast(fld.type)
         elif fld.name == META_SIZE:
             arr = pa.array([f.size] * n, pa.int64()).cast(fld.type)
+        elif fld.name == METADATA:
+            arr = metadata_column(fld.type, f, n)
         elif fld.name == META_EVENT_TIME:
             arr = pa.array([f.event_ms] * n, pa.int64()).cast(pa.timestamp("ms", tz="UTC")).cast(fld.type)
         elif fld.name in table.column_names:

@@ -61,11 +61,23 @@ class DeltaTarget:
                               storage_options=self.location.delta_storage_options())
             log.info("created Delta table %s (partitioned by %s)", self.location.uri, list(self.partition_by))
             return
-        check_columns(self.location.uri, dt.schema().to_json(), Schema.from_arrow(schema).to_json())
+        ours = Schema.from_arrow(schema)
+        have_cols, want_cols = _columns(dt.schema().to_json()), _columns(ours.to_json())
+        if len(want_cols) > len(have_cols) and want_cols[:len(have_cols)] == have_cols:
+            self._add_columns([f for f in ours.fields[len(have_cols):]])
+            dt = self.table()
+        check_columns(self.location.uri, dt.schema().to_json(), ours.to_json())
         have = tuple(dt.metadata().partition_columns)
         if have != self.partition_by:
             raise SinkError(f"Delta table {self.location.uri} is partitioned by {list(have)}, but --partition-by "
                             f"is {list(self.partition_by)}; use the table's partitioning or another --table")
+
+    def _add_columns(self, fields) -> None:
+        """The stream's schema gained columns (schema evolution): the table gains them, nullable, in a commit
+        of their own before the first batch that holds them; older rows read them as null."""
+        names = ", ".join(f.name for f in fields)
+        self.table().alter.add_columns(fields)
+        log.warning("Delta table %s: added columns %s, which the stream's schema gained", self.location.uri, names)
 
     @property
     def write_location(self) -> Location:

@@ -93,6 +93,15 @@ class IcebergTarget:
         except (NoSuchTableError, NoSuchNamespaceError):
             self._create(schema)
             return
+        have = [f.name for f in table.schema().fields]
+        if len(schema.names) > len(have) and schema.names[:len(have)] == have:
+            # The stream's schema gained columns (schema evolution): union by name adds them, nullable,
+            # in a commit of their own before the first batch that holds them.
+            with table.update_schema() as update:
+                update.union_by_name(schema)
+            table = self.catalog.load_table(self.name)
+            log.warning("Iceberg table %s: added columns %s, which the stream's schema gained", self.name,
+                        ", ".join(schema.names[len(have):]))
         check_columns(self.name, table, schema)
         fields = [(table.schema().find_column_name(f.source_id), str(f.transform)) for f in table.spec().fields]
         if fields != [(c, "identity") for c in self.partition_by]:
