@@ -5,7 +5,8 @@ string column, a string or a fraction into an integer, duplicate keys, an array 
 The rest is decided here from the declared types before reading: timestamps and dates are read as text and
 parsed with Spark's rules; a map, binary, or a timestamp, date, decimal or float inside a struct or array
 sends the file to the slow path. After reading: a decimal wider than its precision, a timestamp that does
-not parse, or more rows than lines (two records on a line: Spark reads only the first) do too.
+not parse do too. Not caught (a line-count check would cost ~10% of the read): two records on one line,
+of which Spark reads only the first and pyarrow both.
 """
 from __future__ import annotations
 
@@ -54,13 +55,16 @@ def _plain(t: pa.DataType) -> bool:
 def fast_read(data: pa.Buffer, fields: list[pa.Field], plan: pa.Schema, fo: FormatOptions) -> FileRows | None:
     """The file's rows, or None when only the slow path can read it as Spark does."""
     try:
-        table = pajson.read_json(
-            pa.BufferReader(data), read_options=pajson.ReadOptions(block_size=BLOCK_BYTES),
-            parse_options=pajson.ParseOptions(explicit_schema=plan, unexpected_field_behavior="infer"))
-    except pa.ArrowInvalid:
-        return None
-    if table.num_rows > _lines(data):
-        return None
+        # Strict first: a file with only declared fields costs no more than an "ignore" read. Only a file
+        # with undeclared fields is read again with them, to name them ("infer" costs their parsing).
+        table = _read(data, plan, "error")
+    except pa.ArrowInvalid as e:
+        if "unexpected field" not in str(e):
+            return None
+        try:
+            table = _read(data, plan, "infer")
+        except pa.ArrowInvalid:
+            return None
     unknown = _unknown(table.schema, plan)
     if unknown and fo.rescued_column:
         return None  # the undeclared values go into the rescued column: the slow path has them
@@ -81,10 +85,9 @@ def fast_read(data: pa.Buffer, fields: list[pa.Field], plan: pa.Schema, fo: Form
     return FileRows(pa.Table.from_arrays(arrays, names=names), unknown=unknown)
 
 
-def _lines(data: pa.Buffer) -> int:
-    b = memoryview(data)
-    n = bytes(b).count(b"\n")
-    return n + (1 if len(b) and b[-1] != 0x0A else 0)
+def _read(data: pa.Buffer, plan: pa.Schema, extra: str) -> pa.Table:
+    return pajson.read_json(pa.BufferReader(data), read_options=pajson.ReadOptions(block_size=BLOCK_BYTES),
+                            parse_options=pajson.ParseOptions(explicit_schema=plan, unexpected_field_behavior=extra))
 
 
 def _unknown(got: pa.Schema, plan: pa.Schema) -> tuple[str, ...]:
