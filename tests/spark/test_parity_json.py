@@ -104,7 +104,7 @@ CASES = [
      '{"b": true, "y": "aGVsbG8="}\n{"b": "true", "y": "!!"}\n{"b": 1, "y": 5}\n{"b": false, "y": null}\n',
      "b BOOLEAN, y BINARY", {}),
     ("field names are case-sensitive", "case.json", '{"A": 1, "b": 2}\n{"a": 3, "B": 4}\n', "a BIGINT, b BIGINT", {}),
-    ("single quotes and duplicate keys", "quirks.json",
+    ("duplicate keys: the last that fits wins", "quirks.json",
      '{"a": 1, "a": 2}\n{"a": 1, "a": "x"}\n{"a": "x", "a": 3}\n', "a BIGINT", {}),
     ("custom timestampFormat and dateFormat", "custom.json",
      '{"t": "2020/01/02 03:04:05.12 +0100", "d": "02.01.2020"}\n{"t": "2020/1/02 03:04:05 +0100", "d": "2.1.2020"}\n'
