@@ -93,15 +93,7 @@ class IcebergTarget:
         except (NoSuchTableError, NoSuchNamespaceError):
             self._create(schema)
             return
-        have = [f.name for f in table.schema().fields]
-        if len(schema.names) > len(have) and schema.names[:len(have)] == have:
-            # The stream's schema gained columns (schema evolution): union by name adds them, nullable,
-            # in a commit of their own before the first batch that holds them.
-            with table.update_schema() as update:
-                update.union_by_name(schema)
-            table = self.catalog.load_table(self.name)
-            log.warning("Iceberg table %s: added columns %s, which the stream's schema gained", self.name,
-                        ", ".join(schema.names[len(have):]))
+        table = grown(self.catalog, self.name, table, schema)
         check_columns(self.name, table, schema)
         fields = [(table.schema().find_column_name(f.source_id), str(f.transform)) for f in table.spec().fields]
         if fields != [(c, "identity") for c in self.partition_by]:
@@ -229,6 +221,19 @@ def last_committed_batch(properties: dict[str, str], summaries: list[dict[str, s
     batches += [int(s[BATCH_ID_SUMMARY]) for s in summaries
                 if s.get(QUERY_ID_SUMMARY) == query_id and BATCH_ID_SUMMARY in s]
     return max(batches)
+
+
+def grown(catalog: Catalog, name: str, table: Table, schema: pa.Schema) -> Table:
+    """The table with the columns the stream's schema gained at its end (schema evolution), added nullable
+    by union-by-name in a commit of their own, before the first batch that holds them."""
+    have = [f.name for f in table.schema().fields]
+    if not (len(schema.names) > len(have) and schema.names[:len(have)] == have):
+        return table
+    with table.update_schema() as update:
+        update.union_by_name(schema)
+    log.warning("Iceberg table %s: added columns %s, which the stream's schema gained", name,
+                ", ".join(schema.names[len(have):]))
+    return catalog.load_table(name)
 
 
 def check_columns(name: str, table: Table, schema: pa.Schema) -> None:
