@@ -1,5 +1,6 @@
 """The job without --schema: it infers the schema once, keeps it under the checkpoint, and when a file
 brings a new column it restarts its query by itself and the table gains the column."""
+import gzip
 import io
 import json
 
@@ -8,6 +9,7 @@ import pyarrow.parquet as pq
 import pytest
 from deltalake import DeltaTable
 
+from devtools.committed import committed_rows
 from tests.support.aws import bucket_to_queue
 from tests.support.spark import Job
 
@@ -51,3 +53,33 @@ def test_the_job_infers_then_evolves_into_a_delta_table(moto_endpoint, tmp_path)
     assert sorted(rows, key=lambda r: r["id"]) == [
         {"id": 1, "name": "a", "score": None}, {"id": 2, "name": "b", "score": None},
         {"id": 3, "name": "c", "score": 1.5}]
+
+
+def cloudtrail_file(n: int, day: int) -> bytes:
+    records = [{"eventTime": f"2026-11-{day:02d}T10:{i % 60:02d}:00Z", "eventName": "GetObject",
+                "requestParameters": {"bucketName": "b", "key": f"k{i}", "Host": ["h1", "h2"]},
+                "responseElements": None if i % 2 else {"x-amz-request-id": str(i)}} for i in range(n)]
+    return gzip.compress(json.dumps({"Records": records}).encode())
+
+
+def test_cloudtrail_logs_with_objects_kept_as_json_text(moto_endpoint, tmp_path):
+    """The log pipeline of the schema issue: nested objects declared STRING keep their JSON text, and
+    every event lands in its date partition (it used to be 0 rows, exit 0)."""
+    w = bucket_to_queue(moto_endpoint)
+    sizes = [(5, 1), (7, 2), (3, 2), (6, 3)]
+    for i, (n, day) in enumerate(sizes):
+        w.put(f"AWSLogs/ct/{i}.json.gz", cloudtrail_file(n, day))
+    out = tmp_path / "out"
+    schema = ("Records ARRAY<STRUCT<eventTime: TIMESTAMP, eventName: STRING, requestParameters: STRING, "
+              "responseElements: STRING>>")
+    log = run_job(["--queue-url", w.queue_url, "--format", "json", "--schema", schema, "--checkpoint",
+                   str(tmp_path / "ck"), "--output", str(out), "--transform", "tests.support.transforms:explode_records",
+                   "--partition-by", "date", "--endpoint-url", moto_endpoint, "--region", "us-east-1",
+                   "--trigger-interval", "1 second", "--until-drained", "--idle-checks", "2",
+                   "--option", "sqs.longPollingWaitTimeSeconds=1"], tmp_path / "ct.log")
+    rows = committed_rows(out, ["date", "requestParameters", "responseElements"])
+    assert len(rows) == sum(n for n, _ in sizes), log[-3000:]
+    assert sorted({r[0] for r in rows}) == ["2026-11-01", "2026-11-02", "2026-11-03"]
+    assert json.loads(rows[0][1])["bucketName"] == "b" and '"Host": ["h1", "h2"]' in rows[0][1]
+    assert {r[2] is None for r in rows} == {True, False}
+    assert "malformed" not in log

@@ -15,3 +15,10 @@ def not_a_transform(df, extra):
 
 def returns_a_string(df):
     return "not a DataFrame"
+
+
+def explode_records(df):
+    """CloudTrail's shape: one document per file with a `Records` array; one row per event, dated."""
+    return (df.select(F.explode("Records").alias("r"))
+              .select("r.*")
+              .withColumn("date", F.date_format("eventTime", "yyyy-MM-dd")))
