@@ -48,8 +48,8 @@ def _ws(text: str) -> bool:
     return not text.strip(" \t\n\r")
 
 
-class Converter:
-    """Converts rows of one schema; holds the per-type parsers and what it noticed along the way."""
+class _Leaves:
+    """Names, attributes and leaf values: the part of the conversion that reads no structure."""
 
     def __init__(self, fields: list[pa.Field], options: dict):
         self.o = options
@@ -112,7 +112,11 @@ class Converter:
                 out[f.name] = self.to_value(v, f.type, f"{path}.{key}" if path else key)
         return out
 
-    # -- structure -----------------------------------------------------------------------------------
+
+
+class Converter(_Leaves):
+    """Converts rows of one schema; holds the per-type parsers and what it noticed along the way."""
+
     def row(self, events: list[tuple]) -> dict:
         """The row element's events -> a dict of the declared fields; raises Partial when malformed."""
         cur = Cursor(events)
@@ -140,7 +144,7 @@ class Converter:
                     if f is None:
                         self.unknown.add(sub)
                         if self.rescue is None:
-                            self.skip(cur)
+                            _skip(cur)
                         else:
                             self.rescue[sub] = self.unknown_text(cur)
                     elif pa.types.is_struct(f.type):
@@ -208,81 +212,88 @@ class Converter:
                 if pa.types.is_list(typ):
                     return self.field(cur, typ.value_type, path)
                 if is_string:
-                    return self.to_value(self.as_string(cur), typ, path)
+                    return self.to_value(_as_string(cur), typ, path)
                 raise BadValue(f"{path}: an element where a {type_name(typ)} value was expected")
             if kind in (END, EOD):
-                self.skip_end(cur)
+                _skip_end(cur)
                 return ("" if self.null != "" else None) if is_string else None
             if kind == TEXT:
                 if pa.types.is_list(typ):
                     cur.next()
                     value = self.to_value(ev[1], typ.value_type, path)
-                    self.skip_end(cur)
+                    _skip_end(cur)
                     return value
                 if pa.types.is_struct(typ):
                     return self.obj(cur, typ, [], path)
                 if is_string:
-                    return self.to_value(self.as_string(cur), typ, path)
+                    nxt = cur.events[cur.i + 1] if cur.i + 1 < len(cur.events) else (EOD,)
+                    if nxt[0] == END:  # plain text: the common case, without rebuilding XML text
+                        cur.i += 2
+                        return self.to_value(ev[1], typ, path)
+                    return self.to_value(_as_string(cur), typ, path)
                 if _ws(ev[1]):
                     cur.next()
                     continue
                 value = self.to_value(ev[1], typ, path)
                 cur.next()
-                self.skip_end(cur)
+                _skip_end(cur)
                 return value
             raise XmlSyntax(f"unexpected event {ev}")
-
-    def as_string(self, cur: Cursor) -> str:
-        """Spark's currentStructureAsString: the element's content as XML text (its own tag left out)."""
-        out: list[str] = []
-        depth = 0
-        while True:
-            ev = cur.next()
-            kind = ev[0]
-            if kind == START:
-                out.append("<" + ev[1])
-                attrs = ev[2]
-                for k in range(0, len(attrs), 2):
-                    out.append(f' {attrs[k]}="{attrs[k + 1]}"')
-                out.append(">")
-                depth += 1
-            elif kind == END:
-                out.append(f"</{ev[1]}>")
-                depth -= 1
-            elif kind == TEXT:
-                out.append(ev[1])
-            nxt = cur.peek()
-            if nxt[0] in (END, EOD) and depth <= 0:
-                break
-        self.skip_end(cur)
-        return "".join(out)
 
     def unknown_text(self, cur: Cursor) -> str:
         """An undeclared element's content as text (for the rescued-data column), past its end tag."""
         if cur.peek()[0] in (END, EOD):
             cur.next()
             return ""
-        text = self.as_string(cur)
+        text = _as_string(cur)
         return text.strip() if self.trim else text
 
-    def skip(self, cur: Cursor):
-        """Past the end of the element whose start tag was just read."""
-        depth = 1
-        while depth:
-            kind = cur.next()[0]
-            if kind == START:
-                depth += 1
-            elif kind == END:
-                depth -= 1
-            elif kind == EOD:
-                return
 
-    def skip_end(self, cur: Cursor):
-        """Spark's skipNextEndElement: white space, then the element's end tag."""
-        while True:
-            ev = cur.next()
-            if ev[0] == TEXT and _ws(ev[1]):
-                continue
-            if ev[0] in (END, EOD):
-                return
-            raise BadValue("expected an end tag")
+def _as_string(cur: Cursor) -> str:
+    """Spark's currentStructureAsString: the element's content as XML text (its own tag left out)."""
+    out: list[str] = []
+    depth = 0
+    while True:
+        ev = cur.next()
+        kind = ev[0]
+        if kind == START:
+            out.append("<" + ev[1])
+            attrs = ev[2]
+            for k in range(0, len(attrs), 2):
+                out.append(f' {attrs[k]}="{attrs[k + 1]}"')
+            out.append(">")
+            depth += 1
+        elif kind == END:
+            out.append(f"</{ev[1]}>")
+            depth -= 1
+        elif kind == TEXT:
+            out.append(ev[1])
+        nxt = cur.peek()
+        if nxt[0] in (END, EOD) and depth <= 0:
+            break
+    _skip_end(cur)
+    return "".join(out)
+
+
+def _skip(cur: Cursor):
+    """Past the end of the element whose start tag was just read."""
+    depth = 1
+    while depth:
+        kind = cur.next()[0]
+        if kind == START:
+            depth += 1
+        elif kind == END:
+            depth -= 1
+        elif kind == EOD:
+            return
+
+
+def _skip_end(cur: Cursor):
+    """Spark's skipNextEndElement: white space, then the element's end tag."""
+    while True:
+        ev = cur.next()
+        if ev[0] == TEXT and _ws(ev[1]):
+            continue
+        if ev[0] in (END, EOD):
+            return
+        raise BadValue("expected an end tag")

@@ -52,8 +52,11 @@ def _sign_safe(parse: Callable[[str], object]) -> Callable[[str], object]:
     return run
 
 
+_JAVA_BLANK = "".join(chr(c) for c in range(33))  # what String.trim (and so parseDouble) cuts
+
+
 def _java_double(s: str) -> float:
-    t = s.strip("".join(chr(c) for c in range(33)))
+    t = s.strip(_JAVA_BLANK)
     if _JAVA_DOUBLE.fullmatch(t):
         if t[-1] in "fFdD" and not t.endswith("Infinity"):
             t = t[:-1]
