@@ -19,6 +19,7 @@ from . import csv, json, parquet
 from .base import FileRows, FormatOptions, MalformedFile, empty
 
 READERS: dict[str, ModuleType] = {FileFormat.CSV: csv, FileFormat.JSON: json, FileFormat.PARQUET: parquet}
+READERS[FileFormat.XML] = __import__(f"{__name__}.xml", fromlist=["read"])
 
 __all__ = ["READERS", "FileRows", "FormatOptions", "MalformedFile", "empty", "reader_of"]
 

@@ -1,0 +1,98 @@
+"""XML: the rows Spark 4.0's XML reader gives (rowTag elements; attributes as prefixed fields; the text of an
+element with attributes under valueTag; repeated elements as arrays; nested elements as structs; an
+element read as STRING keeps its inner XML), with its malformed-row behaviour per mode.
+
+The file is decoded once, its rows are found by Spark's text scan (xml_records), all rows are parsed by
+expat in one go (per row only when one is broken: xml_events), and each row is converted as Spark's
+parser converts it (xml_convert). pyarrow has no XML reader, so this is the one path; its parsing runs in
+expat's C code.
+"""
+from __future__ import annotations
+
+import json
+
+import pyarrow as pa
+
+from ...core.vocabulary import Mode
+from .base import FileRows, FormatOptions, MalformedFile
+from .xml_convert import Converter, Partial, XmlSyntax
+from .xml_events import row_events
+from .xml_infer import infer_rows
+from .xml_records import records
+
+RANDOM_ACCESS = False
+COMPRESSION = "detect"  # .gz, .bz2, .zst by extension
+
+
+def _text(data: pa.Buffer, opts: dict) -> str:
+    return data.to_pybytes().decode(opts["encoding"], errors="replace")
+
+
+def _rows(data: pa.Buffer, opts: dict) -> tuple[list[str], list[list[tuple]]]:
+    text = _text(data, opts)
+    tag = opts["rowTag"]
+    recs = records(text, tag)
+    if not recs and text.strip() and not text.lstrip("\ufeff \t\r\n").startswith("<"):
+        raise MalformedFile(f"not an XML file (fileFormat xml, rowTag '{tag}'): it does not begin with '<' "
+                            f"and has no <{tag}> element; check the fileFormat and the rowTag option")
+    return recs, row_events(recs)
+
+
+def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
+    recs, events = _rows(data, fo.options)
+    conv = Converter(fields, fo.options)
+    rescue = fo.rescued_column is not None
+    out, rescued, bad_rows = [], [], 0
+    reason = None
+    for n, ev in enumerate(events):
+        conv.misfit = None
+        conv.rescue = {} if rescue else None
+        try:
+            row, bad = conv.row(ev), None
+        except Partial as p:
+            row, bad = p.row, p.cause
+        if bad is not None:
+            bad_rows += 1
+            why = _reason(n, bad, conv.misfit)
+            reason = reason or why
+            if fo.mode == Mode.FAILFAST:
+                raise MalformedFile(f"malformed row (mode FAILFAST): {why}")
+            if fo.mode == Mode.DROPMALFORMED:
+                continue
+            if conv.misfit and rescue:
+                conv.rescue[conv.misfit[0]] = conv.misfit[1]
+            if isinstance(bad, XmlSyntax) or row is None:
+                if rescue:
+                    conv.rescue["_row"] = recs[n]
+        out.append(row or {})
+        if rescue:
+            r = conv.rescue
+            if r and file is not None:
+                r["_file_path"] = file.uri
+            rescued.append(json.dumps(r, default=str, separators=(",", ":")) if r else None)
+    table = _table(out, fields)
+    if rescue:
+        table = table.append_column(fo.rescued_column, pa.array(rescued, pa.string()))
+    dropped = bad_rows if fo.mode == Mode.DROPMALFORMED else 0
+    return FileRows(table, bad_rows, dropped, tuple(sorted(conv.unknown)), reason)
+
+
+def _reason(n: int, bad: Exception, misfit: tuple | None) -> str:
+    if isinstance(bad, XmlSyntax):
+        return f"row {n + 1} is not well-formed XML: {bad}"
+    if misfit:
+        path, text, typ = misfit
+        return f"row {n + 1}: column '{path}': value {text[:100]!r} is not a valid {typ}"
+    return f"row {n + 1}: {str(bad)[:200]}"
+
+
+def _table(rows: list[dict], fields: list[pa.Field]) -> pa.Table:
+    if not fields:
+        return pa.table({})
+    arr = pa.array(rows, pa.struct(fields))
+    return pa.Table.from_arrays(arr.flatten(), schema=pa.schema(fields))
+
+
+def infer(data: pa.Buffer, fo: FormatOptions, infer_types: bool) -> pa.Schema:
+    _, events = _rows(data, fo.options)
+    return infer_rows(events, fo.options, infer_types)
