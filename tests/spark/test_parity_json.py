@@ -12,7 +12,7 @@ import pyarrow as pa
 import pytest
 
 from s3sqs.reading.formats import FormatOptions, reader_of
-from tests.support.parity import assert_same_rows, local_file
+from tests.support.parity import assert_same_rows, local_file, source_rows
 
 pytestmark = pytest.mark.spark
 
@@ -215,3 +215,20 @@ def test_unknown_fields_and_the_rescued_column(tmp_path):
     good = write(tmp_path, "good.json", '{"a": 1, "z": 2}\n{"a": 2, "b": {"x": 1, "q": [1]}}\n')
     fast = reader_of("json").read(pa.py_buffer(good.read_bytes()), fields, FormatOptions("json"), file)
     assert set(fast.unknown) == {"z", "b.q"} and fast.table.column("a").to_pylist() == [1, 2]
+
+
+def test_variant_columns_hold_spark_s_own_encoding(spark, tmp_path):
+    """VARIANT travels through a Python source as Arrow struct<value, metadata>; the bytes are Spark's."""
+    path = write(tmp_path, "v.json", '{"id":1,"v":{"b":[1,2.5,"x",null,true],"a":1},"s":{"v":[1]}}\n'
+                 '{"id":2,"v":"text"}\n{"id":3,"v":12345678901234}\n{"id":4}\n{"id":5,"v":null}\n'
+                 '{"id":6,"v":1e300}\n{"id":7,"v":-0.000001}\n{"id":8,"v":"\\u00e9\\n"}\n')
+    ddl = "id LONG, v VARIANT, s STRUCT<v: VARIANT>"
+
+    def as_bytes(v):
+        return None if v is None else (bytes(v.value), bytes(v.metadata))
+    theirs = [(r.id, as_bytes(r.v), r.s and as_bytes(r.s.v)) for r in spark.read.schema(ddl).json(str(path)).collect()]
+    ours = [(r["id"], r["v"] and (r["v"]["value"], r["v"]["metadata"]),
+             r["s"] and r["s"]["v"] and (r["s"]["v"]["value"], r["s"]["v"]["metadata"]))
+            for r in source_rows(spark, "json", [path], ddl)]
+    assert ours == theirs
+    assert theirs[4][1] == (b"\x00", b"\x01\x00\x00")  # a JSON null is a VARIANT null, not a missing value

@@ -13,6 +13,7 @@ from s3sqs.config.ddl import SchemaError, parse_schema
 # (DDL, [(name, Spark simpleString, nullable, comment)])
 VALID = [
     ("id LONG, name STRING", [("id", "bigint", True, None), ("name", "string", True, None)]),
+    ("doc VARIANT", [("doc", "variant", True, None)]),
     ("a BIGINT, b INT, c INTEGER, d SHORT, e SMALLINT, f BYTE, g TINYINT",
      [("a", "bigint", True, None), ("b", "int", True, None), ("c", "int", True, None),
       ("d", "smallint", True, None), ("e", "smallint", True, None), ("f", "tinyint", True, None),
@@ -101,7 +102,6 @@ REFUSED = [
     ("`` INT", "a column name is empty at character 1"),
     ("a STRING COLLATE UTF8_LCASE", "collations (STRING COLLATE ...) are not supported here"),
     ("a INTERVAL", "type INTERVAL (column 'a') is not one the s3-sqs source reads from files"),
-    ("a VARIANT", "type VARIANT (column 'a') is not one"),
     ("a VOID", "type VOID (column 'a') is not one"),
     ("STRUCT<a: INT>", "a schema lists its columns without STRUCT<...> around them"),
     ("INT", "column 'INT' has no type"),

@@ -18,7 +18,7 @@ tests' table through Spark itself, on both supported versions):
 Keywords are case-insensitive; `--` and `/* */` comments are skipped, as Spark does. A few things Spark's
 parser takes are refused here, each with its reason in the message: a column name that is empty or declared
 twice (Spark compares names case-insensitively, and the source matches file columns by name), collations,
-and the types no file this source reads can hold (INTERVAL, VOID, VARIANT, TIME). Spark 4.3 also takes a
+and the types no file this source reads can hold (INTERVAL, VOID, TIME). Spark 4.3 also takes a
 few forms 4.0.2 (EMR's) does not, such as TIMESTAMP WITHOUT TIME ZONE and COMMENT 'a' 'b'; they are refused.
 
 A schema with `name: type` columns is valid for pyspark's parser but not for `DataStreamReader.schema()`
@@ -130,6 +130,7 @@ _SIMPLE_TYPES = {
     "timestamp_ntz": "timestamp_ntz",
     "binary": "binary",
     "string": "string",
+    "variant": "variant",  # JSON only (the source checks that when the query starts)
 }
 # simpleString -> Spark's JSON type name, where they differ.
 _JSON_NAMES = {"tinyint": "byte", "smallint": "short", "int": "integer", "bigint": "long"}
@@ -138,7 +139,7 @@ _DECIMAL_TYPES = ("decimal", "dec", "numeric")
 _COMPLEX_TYPES = ("array", "map", "struct")
 _ALL_TYPES = tuple(_SIMPLE_TYPES) + tuple(_LENGTH_TYPES) + _DECIMAL_TYPES + _COMPLEX_TYPES
 # Spark knows these, but nothing the source reads from CSV, JSON or Parquet files produces them.
-_UNSUPPORTED_TYPES = ("interval", "void", "variant", "time", "object")
+_UNSUPPORTED_TYPES = ("interval", "void", "time", "object")
 
 
 # ---------------------------------------------------------------- tokens

@@ -63,6 +63,8 @@ def reader_of(typ: pa.DataType, ctx: Context, path: str):
     """A function (text, index) -> (value for pyarrow, end index) for values of `typ`."""
     if pa.types.is_string(typ) or pa.types.is_large_string(typ):
         return _read_string
+    if is_variant(typ):
+        return _read_variant
     if pa.types.is_struct(typ):
         return struct_reader({typ.field(k).name: reader_of(typ.field(k).type, ctx, f"{path}{typ.field(k).name}.")
                               for k in range(typ.num_fields)}, ctx, path)
@@ -82,6 +84,20 @@ def reader_of(typ: pa.DataType, ctx: Context, path: str):
             raise Misfit(end, f"{s[i:end][:100]} is not {name}")
         return out, end
     return read_scalar
+
+
+def is_variant(typ: pa.DataType) -> bool:
+    """Spark's Arrow form of VARIANT: struct<value, metadata> whose metadata field is marked variant."""
+    return (pa.types.is_struct(typ) and typ.num_fields == 2 and typ.field(1).name == "metadata"
+            and (typ.field(1).metadata or {}).get(b"variant") == b"true")
+
+
+def _read_variant(s, i):
+    """Any JSON value, encoded as Spark's VARIANT (with PySpark's own encoder: the worker has it loaded)."""
+    from pyspark.sql.types import VariantVal
+    _, end = scan(s, i)  # a JSON null is a VARIANT null, not a missing value, as in Spark
+    encoded = VariantVal.parseJson(s[i:end])
+    return {"value": bytes(encoded.value), "metadata": bytes(encoded.metadata)}, end
 
 
 def _read_string(s, i):
