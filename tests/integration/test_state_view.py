@@ -110,7 +110,7 @@ def test_filters_summary_and_table(checkpoint):
             list(view.files(batch=7))
         s = view.summary()
     assert s["files_tracked"] == 6 and s["by_status"] == {"pending": 1, "planned": 1, "committed": 2,
-                                                          "quarantined": 1, "missing": 1, "malformed_rows": 0}
+                                                          "quarantined": 1, "missing": 1, "malformed_rows": 0, "new_columns": 0}
     assert s["batches"] == 2 and s["last_batch"]["id"] == 1 and s["last_batch"]["files"] == 1
     assert s["sink_committed_seq"] == 4 and s["source_committed_seq"] == 4 and s["last_seq"] == 6
     assert s["counters"]["new"] == 6 and s["state_bytes"] > 0 and s["state_version"] >= 1
