@@ -83,7 +83,7 @@ def test_rescue_keeps_unknown_columns_and_fail_on_new_columns_stops_for_good(spa
     opts = source_options(w, fail, fileFormat="parquet", schemaEvolutionMode="failOnNewColumns")
     for _ in range(2):  # no evolution: a restart stops again at the same file
         error = run(spark, fail, opts, "id LONG")
-        assert error and "has new columns more and schemaEvolutionMode is failOnNewColumns" in error
+        assert error and "b.parquet has new columns more and schemaEvolutionMode is failOnNewColumns" in error
 
 
 def test_no_schema_and_no_schema_location_is_refused_with_the_fix(spark, moto_endpoint, tmp_path):
@@ -119,3 +119,71 @@ def test_an_unknown_metadata_field_is_refused_at_start(spark, moto_endpoint, tmp
         **source_options(w, tmp_path, fileFormat="parquet")).load()
     with pytest.raises(Exception, match="_metadata has no field 'file_mtime'; its fields: file_path"):
         df.writeStream.format("console").option("checkpointLocation", str(tmp_path / "ck")).start().awaitTermination(30)
+
+
+DRIFT = [  # each file one drift after the first: a new column, a new nested field, a type change, a dropped column
+    ("d/1.json", {"id": 1, "name": "a", "addr": {"city": "x"}}),
+    ("d/2.json", {"id": 2, "name": "b", "addr": {"city": "y"}, "score": 1.5}),
+    ("d/3.json", {"id": 3, "name": "c", "addr": {"city": "z", "zip": "123"}}),
+    ("d/4.json", {"id": "four", "name": "d", "addr": {"city": "w"}}),
+    ("d/5.json", {"id": 5, "addr": {"city": "v"}}),
+]
+GIVEN = "id LONG, name STRING, addr STRUCT<city: STRING>, _rescued_data STRING"
+
+
+def drift_stream(spark, moto_endpoint, tmp_path, mode, schema=None, restarts=0):
+    """The first file alone, then the four drifts in one batch; returns the errors of each run, the rows."""
+    w = bucket_to_queue(moto_endpoint)
+    extra = {"schemaLocation": str(tmp_path / "schemas")} if schema is None else {"schemaEvolutionMode": mode}
+    opts = source_options(w, tmp_path, fileFormat="json", **extra)
+    w.put(*encode(DRIFT[0]))
+    errors = [run(spark, tmp_path, opts, schema)]
+    for f in DRIFT[1:]:
+        w.put(*encode(f))
+    errors += [run(spark, tmp_path, opts, schema) for _ in range(1 + restarts)]
+    return w, errors
+
+
+def encode(f):
+    return f[0], json.dumps(f[1]).encode()
+
+
+def test_drift_add_new_columns_evolves_at_each_new_column_and_lands_every_row_once(spark, moto_endpoint, tmp_path):
+    _, errors = drift_stream(spark, moto_endpoint, tmp_path, "addNewColumns", restarts=2)
+    assert errors[0] is None and errors[-1] is None  # at most two restarts: one per task that met new columns
+    stops = " ".join(e for e in errors if e)
+    assert "NewColumnsFound" in stops and "score" in stops and "addr.zip" in stops
+    v2 = stored_versions(tmp_path)[-1]["schema"]["fields"]
+    assert [f["name"] for f in v2] == ["addr", "id", "name", "_rescued_data", "score"]
+    assert [f["name"] for f in v2[0]["type"]["fields"]] == ["city", "zip"]  # nested, in its struct
+    rows = sorted(committed_rows(tmp_path / "out", ["id", "name", "addr", "score"]), key=str)
+    assert [(r[0], r[1], r[3]) for r in rows] == [
+        ("1", "a", None), ("2", "b", "1.5"), ("3", "c", None), ("5", None, None), ("four", "d", None)]
+    assert {r[0]: (r[2] or {}).get("zip") for r in rows}["3"] == "123"
+
+
+def test_drift_rescue_keeps_what_the_schema_lacks_and_what_does_not_fit(spark, moto_endpoint, tmp_path):
+    w, errors = drift_stream(spark, moto_endpoint, tmp_path, "rescue", GIVEN)
+    assert errors == [None, None]
+    rows = {r[1]: r for r in committed_rows(tmp_path / "out", ["id", "name", "addr", "_rescued_data"])}
+    assert set(rows) == {"a", "b", "c", "d", None}
+    assert json.loads(rows["b"][3]) == {"score": 1.5, "_file_path": f"s3://{w.bucket}/d/2.json"}
+    assert rows["d"][0] is None and json.loads(rows["d"][3])["id"] == "four"  # a type change: rescued
+    assert rows[None][0] == 5 and rows["a"][3] is None
+
+
+def test_drift_fail_on_new_columns_stops_at_the_first_new_column(spark, moto_endpoint, tmp_path):
+    _, errors = drift_stream(spark, moto_endpoint, tmp_path, "failOnNewColumns", GIVEN.replace(", _rescued_data STRING", ""))
+    assert errors[0] is None and "has new columns" in errors[1] and "schemaEvolutionMode is failOnNewColumns" in errors[1]
+    assert sorted(committed_rows(tmp_path / "out", ["id"])) == [(1,)]
+
+
+def test_drift_none_ignores_new_columns_but_counts_them(spark, moto_endpoint, tmp_path):
+    w, errors = drift_stream(spark, moto_endpoint, tmp_path, "none", "id LONG, name STRING, addr STRUCT<city: STRING>")
+    assert errors == [None, None]
+    assert sorted(committed_rows(tmp_path / "out", ["id", "name"]), key=str) == [
+        (1, "a"), (2, "b"), (3, "c"), (5, None), (None, "d")]
+    records = [json.loads(p.read_text()) for p in (tmp_path / "state" / "quarantine").rglob("*.json")]
+    seen = {r["file"].rsplit("/", 1)[-1]: r for r in records}
+    assert seen["2.json"]["new_columns"] == ["score"] and seen["3.json"]["new_columns"] == ["addr.zip"]
+    assert seen["4.json"]["status"] == "malformed_rows" and "four" in seen["4.json"]["reason"]

@@ -151,7 +151,8 @@ def read_spec(o: SourceOptions, columns: list[str], evolution: str = SchemaEvolu
     rescued = o.rescued_data_column if o.rescued_data_column in columns else None
     parts = o.partition_columns if partition_columns is None else tuple(partition_columns)
     return ReadSpec(FormatOptions(o.file_format, o.reader_options, o.mode, rescued), o.endpoint,
-                    parts, o.base_path, o.quarantine_location, o.on_bad_file, evolution, o.schema_location or "")
+                    parts, o.base_path, o.quarantine_location, o.on_bad_file, evolution, o.schema_location or "",
+                    o.infer_column_types)
 
 
 def check_schema(o: SourceOptions, schema: StructType, parts: tuple[str, ...], evolution: str,

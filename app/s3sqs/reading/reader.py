@@ -46,6 +46,7 @@ class ReadSpec:
     on_bad_file: str = BadFileAction.QUARANTINE
     evolution: str = SchemaEvolution.NONE  # what a file with columns the schema lacks does
     schema_location: str = ""
+    infer_column_types: bool = False        # how a new column's type is inferred (as the schema's were)
 
 
 @dataclass
@@ -71,16 +72,19 @@ def read_partition(files: list[S3File], spec: ReadSpec, schema: pa.Schema, batch
                 return _Outcome(f, error=e)
 
     tables, rows = [], 0
+    # Files with columns the schema lacks, when the mode stops the stream for them: all of the task's are
+    # found (and, with addNewColumns, proposed) before it stops, so that one restart takes them all.
+    stopping = spec.evolution in (SchemaEvolution.ADD_NEW_COLUMNS, SchemaEvolution.FAIL_ON_NEW_COLUMNS)
+    new_columns: list[tuple[S3File, tuple[str, ...]]] = []
     counts = {"files": 0, "rows": 0, FileStatus.QUARANTINED: 0, FileStatus.MISSING: 0, "malformed": 0}
     with ThreadPoolExecutor(max_workers=min(READ_THREADS, max(1, len(files)))) as pool:
         for o in pool.map(load, files):
             if o.error is not None:
                 counts[_settle_failure(filesystems, o, spec, batch_end)] += 1
                 continue
-            if o.rows.unknown and spec.evolution in (SchemaEvolution.ADD_NEW_COLUMNS,
-                                                     SchemaEvolution.FAIL_ON_NEW_COLUMNS):
-                stop_for_new_columns(filesystems, spec.schema_location, spec.evolution, o.file, o.rows.unknown,
-                                     lambda: infer_file(filesystems, o.file, spec, True))
+            if o.rows.unknown and stopping:
+                new_columns.append((o.file, o.rows.unknown))
+                continue
             if o.rows.malformed or o.rows.unknown:
                 counts["malformed"] += o.rows.malformed
                 status = FileStatus.MALFORMED_ROWS if o.rows.malformed else FileStatus.NEW_COLUMNS
@@ -97,6 +101,9 @@ def read_partition(files: list[S3File], spec: ReadSpec, schema: pa.Schema, batch
             if rows >= TARGET_BATCH_ROWS:
                 yield from _batches(tables, schema)
                 tables, rows = [], 0
+    if new_columns:
+        stop_for_new_columns(filesystems, spec.schema_location, spec.evolution, new_columns,
+                             lambda f: infer_file(filesystems, f, spec, spec.infer_column_types))
     if tables:
         yield from _batches(tables, schema)
     if counts["quarantined"] or counts["missing"] or counts["malformed"]:

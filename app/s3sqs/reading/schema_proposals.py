@@ -16,28 +16,36 @@ from ..state.schemas import proposal_name
 from .filesystems import Filesystems, with_retries
 
 
-def stop_for_new_columns(filesystems: Filesystems, schema_location: str, mode: str, f: S3File,
-                         unknown: tuple[str, ...], file_schema) -> None:
-    """Raise NewColumnsFound; with addNewColumns, after `file_schema()` is stored as a proposal."""
-    cols = ", ".join(unknown)
+def stop_for_new_columns(filesystems: Filesystems, schema_location: str, mode: str,
+                         found: list[tuple[S3File, tuple[str, ...]]], file_schema) -> None:
+    """Raise NewColumnsFound for the task's files with new columns; with addNewColumns, after each file's
+    schema (`file_schema(f)`) is stored as a proposal, so one restart takes them all."""
+    f, unknown = found[0]
+    more = f" (and {len(found) - 1} more files)" if len(found) > 1 else ""
+    cols = ", ".join(dict.fromkeys(c for _, u in found for c in u))
     if mode == SchemaEvolution.ADD_NEW_COLUMNS:
-        schema: pa.Schema = file_schema()
-        body = {"file": f.uri, "seq": f.seq, "new_columns": list(unknown),
-                "schema": base64.b64encode(schema.serialize().to_pybytes()).decode()}
-        fs, root = filesystems.for_location(schema_location)
-        path = f"{root}/{proposal_name(f.seq)}"
-        fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
-
-        def put():
-            with fs.open_output_stream(path) as out:
-                out.write(json.dumps(body).encode())
-        with_retries(f"{path} (schema proposal)", put)
+        for g, new in found:
+            _propose(filesystems, schema_location, g, new, file_schema(g))
         raise NewColumnsFound(
-            f"NewColumnsFound: {f.uri} has new columns {cols}; the schema under {schema_location} takes them at "
-            "the next start: restart the query to ingest from this file on (the job restarts by itself)")
+            f"NewColumnsFound: {f.uri}{more} has new columns {cols}; the schema under {schema_location} takes them "
+            "at the next start: restart the query to ingest from this file on (the job restarts by itself)")
     raise NewColumnsFound(
-        f"NewColumnsFound: {f.uri} has new columns {cols} and schemaEvolutionMode is failOnNewColumns; add them "
-        "to the schema, or choose schemaEvolutionMode addNewColumns, rescue or none")
+        f"NewColumnsFound: {f.uri}{more} has new columns {cols} and schemaEvolutionMode is failOnNewColumns; add "
+        "them to the schema, or choose schemaEvolutionMode addNewColumns, rescue or none")
+
+
+def _propose(filesystems: Filesystems, schema_location: str, f: S3File, unknown: tuple[str, ...],
+             schema: pa.Schema) -> None:
+    body = {"file": f.uri, "seq": f.seq, "new_columns": list(unknown),
+            "schema": base64.b64encode(schema.serialize().to_pybytes()).decode()}
+    fs, root = filesystems.for_location(schema_location)
+    path = f"{root}/{proposal_name(f.seq)}"
+    fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+
+    def put():
+        with fs.open_output_stream(path) as out:
+            out.write(json.dumps(body).encode())
+    with_retries(f"{path} (schema proposal)", put)
 
 
 def decode_schema(text: str) -> pa.Schema:
