@@ -1,0 +1,35 @@
+"""ORC: only the declared columns are read (pyarrow's C++ reader); conform casts them to the schema's types.
+
+Columns match by name, as Spark's native ORC reader does with files that carry real column names.
+"""
+from __future__ import annotations
+
+import pyarrow as pa
+import pyarrow.orc as orc
+
+from .base import FileRows, FormatOptions, MalformedFile
+from .typed_schema import spark_type, unknown_fields
+
+RANDOM_ACCESS = True  # read from an open file: only the declared columns' stripes are fetched
+COMPRESSION = None    # ORC compresses inside the file
+
+
+def read(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
+    f = _open(source)
+    schema = f.schema
+    unknown = unknown_fields(schema, fields)
+    present = [fld.name for fld in fields if fld.name in schema.names]
+    if not present:  # none of the declared columns: still one row (of nulls) per row of the file
+        return FileRows(pa.table({"_rows": pa.nulls(f.nrows)}), unknown=unknown)
+    return FileRows(f.read(columns=present), unknown=unknown)
+
+
+def infer(source, fo: FormatOptions, infer_types: bool = True) -> pa.Schema:
+    return pa.schema([pa.field(f.name, spark_type(f.type)) for f in _open(source).schema])
+
+
+def _open(source) -> orc.ORCFile:
+    try:
+        return orc.ORCFile(source)
+    except (OSError, pa.ArrowInvalid) as e:
+        raise MalformedFile(f"not an ORC file ({e}); check the option fileFormat (orc)") from None
