@@ -10,7 +10,6 @@ from __future__ import annotations
 import datetime as dt
 import decimal
 import gzip
-import io
 import json
 import os
 import sys
@@ -22,7 +21,7 @@ import pyarrow as pa
 import pyarrow.orc as orc
 import pytest
 
-from s3sqs.reading.formats import FormatOptions, MalformedFile, reader_of
+from s3sqs.reading.formats import FormatOptions, reader_of
 from tests.support.parity import assert_same_rows, canonical, local_file, source_rows, spark_rows
 
 pytestmark = pytest.mark.spark
@@ -90,6 +89,14 @@ def test_orc_written_by_spark_reads_the_same_with_every_type_and_a_missing_colum
     assert all(r["missing"] is None for r in rows)
     # A subset of the columns, in another order, with a wider type for one of them.
     assert_same_rows(spark, "orc", [path], "name STRING, id INT, price DECIMAL(10,2)")
+
+
+def test_orc_infer_gives_the_schema_spark_infers(spark, tmp_path):
+    from s3sqs.planning.source import arrow_schema
+    path = _spark_orc(spark, tmp_path / "infer_orc")
+    theirs = arrow_schema(spark.read.orc(str(path)).schema)
+    ours = reader_of("orc").infer(pa.BufferReader(pa.py_buffer(path.read_bytes())), FormatOptions("orc"))
+    assert _types(ours) == _types(theirs)
 
 
 def test_orc_written_by_pyarrow_reads_the_same(spark, tmp_path):
@@ -327,10 +334,3 @@ def _quarantined(state: Path) -> dict[str, str]:
         out[doc["file"].rsplit("/", 1)[-1]] = doc["error"]
     assert out, f"no quarantine record under {state}"
     return out
-
-
-def test_the_readers_raise_malformed_file_for_another_format(tmp_path):
-    with pytest.raises(MalformedFile, match="not an ORC file"):
-        reader_of("orc").read(pa.BufferReader(pa.py_buffer(b"id,name\n1,a\n")), [], FormatOptions("orc"))
-    with pytest.raises(MalformedFile, match="not an Avro file"):
-        reader_of("avro").read(pa.py_buffer(io.BytesIO(b"id,name\n1,a\n").getvalue()), [], FormatOptions("avro"))
