@@ -203,3 +203,23 @@ def test_a_truncated_avro_file_is_a_damaged_file():
     with pytest.raises(MalformedFile, match="Avro"):
         reader_of("avro").read(pa.py_buffer(data[: len(data) - 40]), [pa.field("s", pa.string())],
                                FormatOptions("avro"))
+
+
+# ------------------------------------------------------------------------------------ rescued data
+
+@pytest.mark.parametrize("fmt", ["orc", "avro"])
+def test_rescued_column_holds_misfits_and_undeclared_fields_with_the_file_path(fmt):
+    if fmt == "orc":
+        source = orc_bytes(pa.table({"id": ["1", "x", None], "extra": [None, "e", "f"]}))
+    else:
+        source = avro_bytes(record(("id", ["null", "string"]), ("extra", ["null", "string"])),
+                            [{"id": "1", "extra": None}, {"id": "x", "extra": "e"}, {"id": None, "extra": "f"}])
+    f = S3File("bucket", "k.bin", 1)
+    fields = [pa.field("id", pa.int64())]
+    rows = reader_of(fmt).read(source, fields, FormatOptions(fmt, {}, rescued_column="_rescued"), f)
+    assert rows.table.column("id").to_pylist() == [1, None, None]
+    assert rows.table.column("_rescued").to_pylist() == [
+        None, '{"id":"x","extra":"e","_file_path":"s3://bucket/k.bin"}', '{"extra":"f","_file_path":"s3://bucket/k.bin"}']
+    assert rows.malformed == 1 and "column id" in rows.reason and rows.unknown == ("extra",)
+    plain = reader_of(fmt).read(source, fields, FormatOptions(fmt), f)  # no rescued column: conform casts
+    assert plain.table.column_names == ["id"] and plain.malformed == 0

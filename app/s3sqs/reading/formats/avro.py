@@ -1,5 +1,6 @@
 """Avro: fastavro decodes the records (its C extension), the declared columns go to Arrow in the types
-Spark's Avro reader gives (avro_schema.py); conform casts them to the schema's types by name."""
+Spark's Avro reader gives (avro_schema.py); conform casts them to the schema's types by name. With a
+rescued-data column, values that do not fit and undeclared fields go there (typed_rescue.py)."""
 from __future__ import annotations
 
 import io
@@ -10,6 +11,7 @@ from fastavro.schema import expand_schema
 
 from .avro_schema import UnsupportedAvro, arrow_schema, fixer
 from .base import FileRows, FormatOptions, MalformedFile
+from .typed_rescue import finish
 from .typed_schema import unknown_fields
 
 RANDOM_ACCESS = False
@@ -24,15 +26,16 @@ def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) 
         rows = list(records)
     except (ValueError, EOFError, StopIteration) as e:  # a truncated or corrupt block
         raise MalformedFile(f"a damaged Avro file: {e}; check the option fileFormat (avro)") from None
-    present = [f.name for f in fields if f.name in schema.names]
-    if not present:  # none of the declared columns: still one row (of nulls) per record
+    # The declared columns; all of them when the undeclared ones' values are to be rescued.
+    wanted = schema.names if fo.rescued_column else [f.name for f in fields if f.name in schema.names]
+    if not wanted:  # none of the declared columns: still one row (of nulls) per record
         return FileRows(pa.table({"_rows": pa.nulls(len(rows))}), unknown=unknown)
     arrays = {}
-    for name in present:
+    for name in wanted:
         fix = fixer(columns[name], {})
         values = [r.get(name) for r in rows]
         arrays[name] = pa.array([fix(v) for v in values] if fix else values, schema.field(name).type)
-    return FileRows(pa.table(arrays), unknown=unknown)
+    return finish(pa.table(arrays), fields, fo, file, unknown)
 
 
 def infer(data: pa.Buffer, fo: FormatOptions, infer_types: bool = True) -> pa.Schema:

@@ -1,6 +1,7 @@
 """ORC: only the declared columns are read (pyarrow's C++ reader); conform casts them to the schema's types.
 
-Columns match by name, as Spark's native ORC reader does with files that carry real column names.
+Columns match by name, as Spark's native ORC reader does with files that carry real column names. With a
+rescued-data column, values that do not fit and undeclared columns go there (typed_rescue.py).
 """
 from __future__ import annotations
 
@@ -8,6 +9,7 @@ import pyarrow as pa
 import pyarrow.orc as orc
 
 from .base import FileRows, FormatOptions, MalformedFile
+from .typed_rescue import finish
 from .typed_schema import spark_type, unknown_fields
 
 RANDOM_ACCESS = True  # read from an open file: only the declared columns' stripes are fetched
@@ -18,10 +20,11 @@ def read(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRo
     f = _open(source)
     schema = f.schema
     unknown = unknown_fields(schema, fields)
-    present = [fld.name for fld in fields if fld.name in schema.names]
-    if not present:  # none of the declared columns: still one row (of nulls) per row of the file
+    # The declared columns; all of them when the undeclared ones' values are to be rescued.
+    wanted = schema.names if fo.rescued_column else [fld.name for fld in fields if fld.name in schema.names]
+    if not wanted:  # none of the declared columns: still one row (of nulls) per row of the file
         return FileRows(pa.table({"_rows": pa.nulls(f.nrows)}), unknown=unknown)
-    return FileRows(f.read(columns=present), unknown=unknown)
+    return finish(f.read(columns=wanted), fields, fo, file, unknown)
 
 
 def infer(source, fo: FormatOptions, infer_types: bool = True) -> pa.Schema:
