@@ -145,6 +145,11 @@ def test_text_lines_as_spark_splits_them(spark, text_files, options):
         assert values.count("") == 5 and "zipped 2" in values and "😀 emoji" in values
 
 
+def test_text_fills_the_one_string_column_whatever_its_name(spark, text_files):
+    rows = assert_same_rows(spark, "text", text_files[:1], "line STRING")
+    assert rows[0] == {"line": "first"}
+
+
 def test_text_keeps_bytes_that_are_not_utf8_as_spark_does(spark, tmp_path):
     path = tmp_path / "latin1.txt"
     path.write_bytes("café\nnaïve\n".encode("latin-1"))

@@ -28,7 +28,9 @@ def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) 
         values = pa.array(data.to_pybytes().splitlines(), pa.binary())  # \n, \r\n and \r, as Hadoop
     else:
         values = _split(data, b"\n")
-    return FileRows(pa.table({VALUE: _as_string(values)}))
+    # Spark's text source has one STRING column, whatever its name (`value` unless the schema says otherwise).
+    name = fields[0].name if len(fields) == 1 else VALUE
+    return FileRows(pa.table({name: _as_string(values)}))
 
 
 def infer(data, fo: FormatOptions, infer_types: bool = False) -> pa.Schema:
