@@ -1,9 +1,10 @@
 """ORC, Avro, text and binaryFile: the same local files through Spark's own reader and through this source's
 reader give the same rows (tests/support/parity.py), on the Spark version under test (make test runs both).
 
-Avro: Spark's Avro reader is a separate jar (spark-avro). The session loads it from Maven Central when it can
-(4.0.2's own; for 4.3 the newest published, 4.2.0, as 4.3.0 is not published); the Spark comparisons skip
-without it, and the rows are always compared with fastavro's own decoding and Spark's documented mapping.
+Avro: Spark's Avro reader is a separate jar (spark-avro), which a JVM takes only when it starts; the tests share
+one JVM, so Spark's Avro reads run once, in a Spark of their own in a subprocess that loads the jar from Maven
+Central (4.0.2's own; for 4.3 the newest published, 4.2.0, as 4.3.0 is not published). Without it those
+comparisons skip; the rows are always compared with fastavro's own decoding and Spark's documented mapping.
 """
 from __future__ import annotations
 
@@ -12,6 +13,7 @@ import decimal
 import gzip
 import json
 import os
+import subprocess
 import sys
 import uuid
 from pathlib import Path
@@ -22,7 +24,7 @@ import pyarrow.orc as orc
 import pytest
 
 from s3sqs.reading.formats import FormatOptions, reader_of
-from tests.support.parity import assert_same_rows, canonical, local_file, source_rows, spark_rows
+from tests.support.parity import assert_same_rows, canonical, local_file, source_rows
 
 pytestmark = pytest.mark.spark
 
@@ -30,40 +32,16 @@ EVENT_MS = 1_700_000_000_000  # the event time parity.local_file gives every fil
 AVRO_JAR = {"4.0": "4.0.2", "4.3": "4.2.0"}  # spark-avro 4.3.0 is not on Maven Central (checked 2026-11)
 
 
-def _session(packages: str | None):
-    from pyspark.sql import SparkSession
-    b = (SparkSession.builder.master("local[2]").appName("s3sqs-parity-formats")
-         .config("spark.ui.enabled", "false").config("spark.driver.bindAddress", "127.0.0.1")
-         .config("spark.driver.host", "127.0.0.1").config("spark.sql.session.timeZone", "UTC")
-         .config("spark.sql.shuffle.partitions", "2"))
-    if packages:
-        b = b.config("spark.jars.packages", packages)
-    return b.getOrCreate()
-
-
 @pytest.fixture(scope="module")
 def spark():
     os.environ["PYSPARK_PYTHON"] = sys.executable
-    import pyspark
-    jar = AVRO_JAR.get(".".join(pyspark.__version__.split(".")[:2]))
-    session = None
-    if jar and not os.environ.get("S3SQS_NO_SPARK_AVRO"):
-        try:
-            session = _session(f"org.apache.spark:spark-avro_2.13:{jar}")
-        except Exception as e:  # no network to Maven Central: the Avro comparisons with Spark skip
-            print(f"spark-avro {jar} could not be loaded: {e}", file=sys.stderr)
-    session = session or _session(None)
+    from pyspark.sql import SparkSession
+    session = (SparkSession.builder.master("local[2]").appName("s3sqs-parity-formats")
+               .config("spark.ui.enabled", "false").config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.driver.host", "127.0.0.1").config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
     yield session
     session.stop()
-
-
-@pytest.fixture(scope="module")
-def spark_avro(spark):
-    try:
-        spark._jvm.java.lang.Class.forName("org.apache.spark.sql.avro.AvroFileFormat")
-    except Exception:
-        pytest.skip("Spark's Avro reader (spark-avro jar) is not available here")
-    return spark
 
 
 # ------------------------------------------------------------------------------------------------ ORC
@@ -278,35 +256,99 @@ def test_avro_rows_are_fastavro_s_values_in_spark_s_types(spark, avro_files):
         [{k: v for k, v in r.items() if k != "absent"} for r in expected] * len(avro_files))
 
 
-def test_avro_reads_as_spark_s_avro_reader_reads_it(spark_avro, avro_files):
-    assert_same_rows_any_map_order(spark_avro, "avro", avro_files, AVRO_DDL + ", absent STRING")
-    assert_same_rows(spark_avro, "avro", avro_files[:1], "wide BIGINT, name STRING, customer STRUCT<cid: INT>")
+# Spark's Avro reader, in a Spark of its own (it needs the spark-avro jar at JVM start): writes Avro with Spark
+# (a SQL query per file), then reads each case, saving the schema (JSON) and the rows (Arrow IPC) per case.
+AVRO_REFERENCE = r"""
+import json, sys
+import pyarrow.ipc as ipc
+from pyspark.sql import SparkSession
+jobs, out = json.load(open(sys.argv[1])), sys.argv[2]
+spark = (SparkSession.builder.master("local[1]").config("spark.ui.enabled", "false")
+         .config("spark.driver.bindAddress", "127.0.0.1").config("spark.driver.host", "127.0.0.1")
+         .config("spark.sql.session.timeZone", "UTC").config("spark.jars.packages", jobs["package"]).getOrCreate())
+try:
+    for w in jobs["write"]:
+        spark.sql(w["sql"]).coalesce(1).write.format("avro").save(w["path"])
+    for i, r in enumerate(jobs["read"]):
+        reader = spark.read.format("avro")
+        df = (reader.schema(r["ddl"]) if r["ddl"] else reader).load(r["paths"])
+        open(f"{out}/{i}.json", "w").write(df.schema.json())
+        if r["ddl"]:
+            table = df.toArrow()
+            with ipc.new_file(f"{out}/{i}.arrow", table.schema) as f:
+                f.write_table(table)
+finally:
+    spark.stop()
+"""
+SPARK_WRITTEN_DDL = ("id BIGINT, s STRING, d DECIMAL(5,2), ts TIMESTAMP, day DATE, xs ARRAY<INT>, "
+                     "m MAP<STRING, STRING>, st STRUCT<a: STRING, b: INT>")
+SPARK_WRITTEN_SQL = (
+    "SELECT CAST(1 AS BIGINT) id, 'a' s, CAST(1.10 AS DECIMAL(5,2)) d, TIMESTAMP'2024-01-01 12:00:00' ts, "
+    "DATE'2024-01-01' day, array(1, 2) xs, map('k', 'v', 'j', 'w') m, named_struct('a', 'x', 'b', 2) st "
+    "UNION ALL SELECT 2, NULL, NULL, NULL, NULL, NULL, NULL, NULL")
+
+
+@pytest.fixture(scope="module")
+def spark_avro(avro_files, tmp_path_factory) -> dict:
+    """Spark's Avro reader's results: {"cases": [(schema, rows or None)], "written": the file Spark wrote}."""
+    import pyspark
+    jar = AVRO_JAR.get(".".join(pyspark.__version__.split(".")[:2]))
+    if not jar or os.environ.get("S3SQS_NO_SPARK_AVRO"):
+        pytest.skip(f"no spark-avro jar for Spark {pyspark.__version__}")
+    d = tmp_path_factory.mktemp("spark_avro")
+    written = d / "written"
+    jobs = {"package": f"org.apache.spark:spark-avro_2.13:{jar}",
+            "write": [{"sql": SPARK_WRITTEN_SQL, "path": str(written)}],
+            "read": [{"paths": [str(p) for p in avro_files], "ddl": AVRO_DDL + ", absent STRING"},
+                     {"paths": [str(avro_files[0])], "ddl": "wide BIGINT, name STRING, customer STRUCT<cid: INT>"},
+                     {"paths": [str(avro_files[0])], "ddl": None},
+                     {"paths": [str(written)], "ddl": SPARK_WRITTEN_DDL + ", absent INT"}]}
+    (d / "jobs.json").write_text(json.dumps(jobs))
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
+    r = subprocess.run([sys.executable, "-c", AVRO_REFERENCE, str(d / "jobs.json"), str(d)], env=env,
+                       capture_output=True, text=True, timeout=600)
+    if r.returncode != 0:
+        if any(m in r.stderr for m in ("unresolved dependency", "module not found", "UnknownHostException",
+                                       "Failed to find data source: avro")):
+            pytest.skip(f"spark-avro {jar} could not be loaded here (no Maven Central?)")
+        raise AssertionError(f"Spark's Avro reader failed:\n{r.stderr[-3000:]}")
+    from pyspark.sql.types import StructType
+    cases = []
+    for i, job in enumerate(jobs["read"]):
+        schema = StructType.fromJson(json.loads((d / f"{i}.json").read_text()))
+        rows = pa.ipc.open_file(d / f"{i}.arrow").read_all().to_pylist() if job["ddl"] else None
+        cases.append((schema, rows))
+    return {"cases": cases, "written": next(written.glob("part-*.avro"))}
+
+
+def test_avro_reads_as_spark_s_avro_reader_reads_it(spark, spark_avro, avro_files):
+    assert_same_as(spark_avro["cases"][0][1], source_rows(spark, "avro", avro_files, AVRO_DDL + ", absent STRING"))
+    ddl = "wide BIGINT, name STRING, customer STRUCT<cid: INT>"
+    assert_same_as(spark_avro["cases"][1][1], source_rows(spark, "avro", avro_files[:1], ddl))
 
 
 def test_avro_infer_gives_the_schema_spark_infers(spark_avro, avro_files):
     from s3sqs.planning.source import arrow_schema
-    theirs = arrow_schema(spark_avro.read.format("avro").load(str(avro_files[0])).schema)
+    theirs = arrow_schema(spark_avro["cases"][2][0])
     ours = reader_of("avro").infer(pa.py_buffer(avro_files[0].read_bytes()), FormatOptions("avro"))
     assert _types(ours) == _types(theirs)
     assert [f.nullable for f in ours] == [f.nullable for f in theirs] == [True] * len(ours)  # asNullable
 
 
-def test_avro_written_by_spark_reads_the_same(spark_avro, tmp_path):
-    rows = [(1, "a", decimal.Decimal("1.10"), dt.datetime(2024, 1, 1, 12), dt.date(2024, 1, 1), [1, 2], {"k": "v"},
-             ("x", 2)), (2, None, None, None, None, None, None, None)]
-    ddl = ("id BIGINT, s STRING, d DECIMAL(5,2), ts TIMESTAMP, day DATE, xs ARRAY<INT>, m MAP<STRING, STRING>, "
-           "st STRUCT<a: STRING, b: INT>")
-    spark_avro.createDataFrame(rows, ddl).coalesce(1).write.format("avro").save(str(tmp_path / "out"))
-    path = next((tmp_path / "out").glob("part-*.avro"))  # snappy, Spark's default codec
-    assert_same_rows_any_map_order(spark_avro, "avro", [path], ddl + ", absent INT")
+def test_avro_written_by_spark_reads_the_same(spark, spark_avro):
+    path = spark_avro["written"]  # snappy, Spark's default codec
+    theirs = spark_avro["cases"][3][1]
+    assert_same_as(theirs, source_rows(spark, "avro", [path], SPARK_WRITTEN_DDL + ", absent INT"))
+    assert len(theirs) == 2 and sorted(dict(r["m"] or {}).get("k") or "" for r in theirs) == ["", "v"]
 
 
 def _types(schema: pa.Schema) -> list[tuple[str, str]]:
     return [(f.name, str(f.type).replace(" not null", "")) for f in schema]
 
 
-def assert_same_rows_any_map_order(spark, fmt: str, paths: list[Path], ddl: str) -> None:
-    """assert_same_rows, with each map's entries in any order (Spark's Avro reader gives a Java HashMap's)."""
+def assert_same_as(theirs: list[dict], ours: list[dict]) -> None:
+    """The same rows in any order, each map's entries in any order too (Spark's Avro reader gives a Java
+    HashMap's order, this source the file's)."""
     def unordered(v):
         if isinstance(v, list) and v and all(isinstance(x, tuple) and len(x) == 2 for x in v):
             return sorted((unordered(k), unordered(x)) for k, x in v)
@@ -315,9 +357,8 @@ def assert_same_rows_any_map_order(spark, fmt: str, paths: list[Path], ddl: str)
         if isinstance(v, dict):
             return {k: unordered(x) for k, x in v.items()}
         return v
-    theirs = [unordered(r) for r in spark_rows(spark, fmt, paths, ddl)]
-    ours = [unordered(r) for r in source_rows(spark, fmt, paths, ddl)]
-    assert canonical(ours) == canonical(theirs), f"{fmt} {ddl!r}:\n spark: {theirs[:3]}\n ours:  {ours[:3]}"
+    theirs, ours = [unordered(r) for r in theirs], [unordered(r) for r in ours]
+    assert canonical(ours) == canonical(theirs), f"\n spark: {theirs[:3]}\n ours:  {ours[:3]}"
 
 
 # ----------------------------------------------------------------------------------- not the format
