@@ -88,6 +88,9 @@ def test_orc_written_by_pyarrow_reads_the_same(spark, tmp_path):
     }), path)
     assert_same_rows(spark, "orc", [path], "id BIGINT, ts TIMESTAMP, amount DECIMAL(9,2), "
                      "nested STRUCT<a: ARRAY<INT>, b: STRUCT<c: STRING>>, absent INT")
+    # Names that differ only by case match (Spark's default), at the top and inside structs; a nested field
+    # the file lacks is null.
+    assert_same_rows(spark, "orc", [path], "ID BIGINT, Nested STRUCT<A: ARRAY<INT>, b: STRUCT<C: STRING, z: INT>>")
 
 
 # ----------------------------------------------------------------------------------------------- text
@@ -280,6 +283,7 @@ try:
 finally:
     spark.stop()
 """
+AVRO_CASES_DDL = "ID BIGINT, CUSTOMER STRUCT<CID: INT, Tier: STRING, extra: INT>"
 SPARK_WRITTEN_DDL = ("id BIGINT, s STRING, d DECIMAL(5,2), ts TIMESTAMP, day DATE, xs ARRAY<INT>, "
                      "m MAP<STRING, STRING>, st STRUCT<a: STRING, b: INT>")
 SPARK_WRITTEN_SQL = (
@@ -302,7 +306,8 @@ def spark_avro(avro_files, tmp_path_factory) -> dict:
             "read": [{"paths": [str(p) for p in avro_files], "ddl": AVRO_DDL + ", absent STRING"},
                      {"paths": [str(avro_files[0])], "ddl": "wide BIGINT, name STRING, customer STRUCT<cid: INT>"},
                      {"paths": [str(avro_files[0])], "ddl": None},
-                     {"paths": [str(written)], "ddl": SPARK_WRITTEN_DDL + ", absent INT"}]}
+                     {"paths": [str(written)], "ddl": SPARK_WRITTEN_DDL + ", absent INT"},
+                     {"paths": [str(avro_files[0])], "ddl": AVRO_CASES_DDL}]}
     (d / "jobs.json").write_text(json.dumps(jobs))
     env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "SPARK_LOCAL_IP": "127.0.0.1"}
     r = subprocess.run([sys.executable, "-c", AVRO_REFERENCE, str(d / "jobs.json"), str(d)], env=env,
@@ -325,6 +330,11 @@ def test_avro_reads_as_spark_s_avro_reader_reads_it(spark, spark_avro, avro_file
     assert_same_as(spark_avro["cases"][0][1], source_rows(spark, "avro", avro_files, AVRO_DDL + ", absent STRING"))
     ddl = "wide BIGINT, name STRING, customer STRUCT<cid: INT>"
     assert_same_as(spark_avro["cases"][1][1], source_rows(spark, "avro", avro_files[:1], ddl))
+
+
+def test_avro_names_that_differ_only_by_case_match_as_in_spark(spark, spark_avro, avro_files):
+    assert_same_as(spark_avro["cases"][4][1], source_rows(spark, "avro", avro_files[:1], AVRO_CASES_DDL))
+    assert {r["ID"] for r in spark_avro["cases"][4][1]} == {1, 2, 3}
 
 
 def test_avro_infer_gives_the_schema_spark_infers(spark_avro, avro_files):

@@ -223,3 +223,18 @@ def test_rescued_column_holds_misfits_and_undeclared_fields_with_the_file_path(f
     assert rows.malformed == 1 and "column id" in rows.reason and rows.unknown == ("extra",)
     plain = reader_of(fmt).read(source, fields, FormatOptions(fmt), f)  # no rescued column: conform casts
     assert plain.table.column_names == ["id"] and plain.malformed == 0
+
+
+@pytest.mark.parametrize("fmt", ["orc", "avro"])
+def test_names_that_differ_only_by_case_match_as_in_spark(fmt):
+    if fmt == "orc":
+        source = orc_bytes(pa.table({"Id": [1], "S": pa.array([{"A": 1, "b": [{"X": 2}]}], pa.struct(
+            [("A", pa.int64()), ("b", pa.list_(pa.struct([("X", pa.int64())])))]))}))
+    else:
+        item = {"type": "record", "name": "I", "fields": [{"name": "X", "type": "long"}]}
+        source = avro_bytes(record(("Id", "long"), ("S", record(("A", "long"), ("b", {"type": "array", "items": item}),
+                                                                name="S"))), [{"Id": 1, "S": {"A": 1, "b": [{"X": 2}]}}])
+    fields = [pa.field("id", pa.int64()),
+              pa.field("s", pa.struct([("a", pa.int64()), ("b", pa.list_(pa.struct([("x", pa.int64())])))]))]
+    rows = reader_of(fmt).read(source, fields, FormatOptions(fmt))
+    assert rows.table.to_pylist() == [{"id": 1, "s": {"a": 1, "b": [{"x": 2}]}}] and rows.unknown == ()

@@ -12,7 +12,7 @@ from fastavro.schema import expand_schema
 from .avro_schema import UnsupportedAvro, arrow_schema, fixer
 from .base import FileRows, FormatOptions, MalformedFile
 from .typed_rescue import finish
-from .typed_schema import unknown_fields
+from .typed_schema import column_of, unknown_fields
 
 RANDOM_ACCESS = False
 COMPRESSION = None  # Avro compresses inside the file, block by block (deflate, snappy, zstandard...)
@@ -27,7 +27,7 @@ def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) 
     except (ValueError, EOFError, StopIteration) as e:  # a truncated or corrupt block
         raise MalformedFile(f"a damaged Avro file: {e}; check the option fileFormat (avro)") from None
     # The declared columns; all of them when the undeclared ones' values are to be rescued.
-    wanted = schema.names if fo.rescued_column else [f.name for f in fields if f.name in schema.names]
+    wanted = schema.names if fo.rescued_column else list(column_of(schema.names, fields).values())
     if not wanted:  # none of the declared columns: still one row (of nulls) per record
         return FileRows(pa.table({"_rows": pa.nulls(len(rows))}), unknown=unknown)
     arrays = {}

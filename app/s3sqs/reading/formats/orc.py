@@ -1,6 +1,7 @@
 """ORC: only the declared columns are read (pyarrow's C++ reader); conform casts them to the schema's types.
 
-Columns match by name, as Spark's native ORC reader does with files that carry real column names. With a
+Columns match by name, as Spark's native ORC reader does with files that carry real column names (and as
+Spark does by default, a name that differs only by case matches: typed_schema.py). With a
 rescued-data column, values that do not fit and undeclared columns go there (typed_rescue.py).
 """
 from __future__ import annotations
@@ -10,7 +11,7 @@ import pyarrow.orc as orc
 
 from .base import FileRows, FormatOptions, MalformedFile
 from .typed_rescue import finish
-from .typed_schema import spark_type, unknown_fields
+from .typed_schema import column_of, spark_type, unknown_fields
 
 RANDOM_ACCESS = True  # read from an open file: only the declared columns' stripes are fetched
 COMPRESSION = None    # ORC compresses inside the file
@@ -21,7 +22,7 @@ def read(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRo
     schema = f.schema
     unknown = unknown_fields(schema, fields)
     # The declared columns; all of them when the undeclared ones' values are to be rescued.
-    wanted = schema.names if fo.rescued_column else [fld.name for fld in fields if fld.name in schema.names]
+    wanted = schema.names if fo.rescued_column else list(column_of(schema.names, fields).values())
     if not wanted:  # none of the declared columns: still one row (of nulls) per row of the file
         return FileRows(pa.table({"_rows": pa.nulls(f.nrows)}), unknown=unknown)
     return finish(f.read(columns=wanted), fields, fo, file, unknown)

@@ -15,37 +15,40 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from .base import FileRows, FormatOptions
+from .typed_schema import as_declared, column_of
 
 _CAST_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)
 
 
 def finish(table: pa.Table, fields: list[pa.Field], fo: FormatOptions, file, unknown: tuple[str, ...]) -> FileRows:
-    """`table` holds the file's columns (all of them when a rescued column is asked for)."""
-    declared = [f for f in fields if f.name in table.column_names]
+    """`table` holds the file's columns under the file's names (all of them when a rescued column is asked
+    for); the declared ones come out under their declared names."""
+    holds = column_of(table.column_names, fields)  # declared name -> the file's column
+    declared = [f for f in fields if f.name in holds]
+    columns = {f.name: as_declared(table.column(holds[f.name]), f.type) for f in declared}
     if not fo.rescued_column:
-        return FileRows(table.select([f.name for f in declared]), unknown=unknown)
+        return FileRows(pa.table(columns), unknown=unknown)
     rescued: list[dict] = [{} for _ in range(table.num_rows)]
-    arrays, reason = {}, None
+    reason = None
     for f in declared:
-        col = table.column(f.name)
-        arr, misfits = _fit(col, f.type)
+        col = columns[f.name]
+        columns[f.name], misfits = _fit(col, f.type)
         for i in misfits:
             rescued[i][f.name] = col[i].as_py()
         if misfits and reason is None:
             reason = f"column {f.name}: value {str(col[misfits[0]].as_py())[:80]!r} does not fit {f.type}"
-        arrays[f.name] = arr
     malformed = sum(1 for r in rescued if r)
-    names = {f.name for f in declared}
+    used = set(holds.values())
     for name in table.column_names:
-        if name not in names:
+        if name not in used:
             for i, v in enumerate(table.column(name).to_pylist()):
                 if v is not None:
                     rescued[i][name] = v
     uri = file.uri if file is not None else None
-    arrays[fo.rescued_column] = pa.array(
+    columns[fo.rescued_column] = pa.array(
         [json.dumps({**r, "_file_path": uri}, default=_json_value, separators=(",", ":"), ensure_ascii=False)
          if r else None for r in rescued], pa.string())
-    return FileRows(pa.table(arrays), malformed=malformed, unknown=unknown, reason=reason)
+    return FileRows(pa.table(columns), malformed=malformed, unknown=unknown, reason=reason)
 
 
 def _fit(col: pa.ChunkedArray, typ: pa.DataType) -> tuple[pa.ChunkedArray | pa.Array, list[int]]:
