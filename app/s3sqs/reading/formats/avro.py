@@ -5,9 +5,7 @@ from __future__ import annotations
 
 import io
 
-import fastavro
 import pyarrow as pa
-from fastavro.schema import expand_schema
 
 from .avro_schema import UnsupportedAvro, arrow_schema, fixer
 from .base import FileRows, FormatOptions, MalformedFile
@@ -24,8 +22,8 @@ def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) 
     unknown = unknown_fields(schema, fields)
     try:
         rows = list(records)
-    except (ValueError, EOFError, StopIteration) as e:  # a truncated or corrupt block
-        raise MalformedFile(f"a damaged Avro file: {e}; check the option fileFormat (avro)") from None
+    except Exception as e:  # the bytes are in memory: any failure is the file's (a truncated or corrupt block)
+        raise MalformedFile(f"could not decode the Avro file: {type(e).__name__}: {e}") from None
     # The declared columns; all of them when the undeclared ones' values are to be rescued.
     wanted = schema.names if fo.rescued_column else list(column_of(schema.names, fields).values())
     if not wanted:  # none of the declared columns: still one row (of nulls) per record
@@ -43,15 +41,17 @@ def infer(data: pa.Buffer, fo: FormatOptions, infer_types: bool = True) -> pa.Sc
 
 
 def _open(data: pa.Buffer):
+    import fastavro  # here, not at the top: every executor imports the readers, few read Avro (30 ms)
     try:
         records = fastavro.reader(io.BytesIO(memoryview(data)))
-    except (ValueError, EOFError, StopIteration) as e:
+    except Exception as e:  # the bytes are in memory: any failure is the file's
         raise MalformedFile(f"not an Avro file ({e}); check the option fileFormat (avro)") from None
     return records, records.writer_schema
 
 
 def _schema(writer) -> tuple[pa.Schema, dict]:
     """The Arrow schema of the file's records and each top-level field's (expanded) Avro schema."""
+    from fastavro.schema import expand_schema
     expanded = expand_schema(writer)
     try:
         schema = arrow_schema(expanded)

@@ -14,7 +14,6 @@ import datetime as dt
 from typing import Callable
 
 import pyarrow as pa
-from fastavro.validation import validate
 
 PRIMITIVES = {"boolean": pa.bool_(), "int": pa.int32(), "long": pa.int64(), "float": pa.float32(),
               "double": pa.float64(), "string": pa.string(), "bytes": pa.binary(), "null": pa.null()}
@@ -124,6 +123,7 @@ def fixer(schema, named: dict) -> Fix | None:
 
 def _member_of(branches: list, named: dict) -> Fix:
     """A value of a union of several types -> {"memberN": value} for the branch it belongs to."""
+    from fastavro.validation import validate  # here: fastavro loads only where Avro is read
     fixes = [fixer(b, named) for b in branches]
 
     def fix(v):

@@ -7,7 +7,6 @@ rescued-data column, values that do not fit and undeclared columns go there (typ
 from __future__ import annotations
 
 import pyarrow as pa
-import pyarrow.orc as orc
 
 from .base import FileRows, FormatOptions, MalformedFile
 from .typed_rescue import finish
@@ -32,7 +31,8 @@ def infer(source, fo: FormatOptions, infer_types: bool = True) -> pa.Schema:
     return pa.schema([pa.field(f.name, spark_type(f.type)) for f in _open(source).schema])
 
 
-def _open(source) -> orc.ORCFile:
+def _open(source):
+    import pyarrow.orc as orc  # here, not at the top: every executor imports the readers, few read ORC
     try:
         return orc.ORCFile(source)
     except (OSError, pa.ArrowInvalid) as e:
