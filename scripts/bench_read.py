@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Benchmark: this source against Spark's own file source, on the same local files, into a Parquet sink.
 
-For each format (small JSON-lines files, large CSV files, Parquet) and each Spark (PySpark 4.3 in .venv,
+For each format (small JSON-lines files, large CSV files, Parquet; small ORC, Avro and text files) and each Spark (PySpark 4.3 in .venv,
 4.0.2 in .venv-spark40), the two run in turn, in fresh processes, --reps times each, in alternating
 order. A run is timed from the query's start to the moment its sink has committed every row. This
 source finds the files by listing them once (includeExistingFiles, basePath=file://...), which is what
@@ -28,15 +28,23 @@ FORMATS = {
     "json": (2000, 50),
     "csv": (25, 300_000),       # about 20 MB each
     "parquet": (50, 100_000),
+    "orc": (2000, 50),
+    "avro": (2000, 50),
+    "text": (2000, 50),
 }
+SCHEMAS = {"text": "value STRING"}  # the others: SCHEMA
+# Spark's Avro reader is a separate jar, fetched from Maven Central when it can be (4.3.0's is not published).
+AVRO_JAR = {"4.3": "4.2.0", "4.0": "4.0.2"}
 SPARKS = {"4.3": ROOT / ".venv" / "bin" / "python", "4.0.2": ROOT / ".venv-spark40" / "bin" / "python"}
 
 
 # ------------------------------------------------------------------------------------------ data
 
 def make_data(root: Path, fmt: str, files: int, rows: int) -> int:
+    import fastavro
     import pyarrow as pa
     import pyarrow.csv as pacsv
+    import pyarrow.orc as orc
     import pyarrow.parquet as pq
     d = root / fmt
     d.mkdir(parents=True)
@@ -49,6 +57,19 @@ def make_data(root: Path, fmt: str, files: int, rows: int) -> int:
         path = d / f"part-{f:05d}.{fmt}"
         if fmt == "parquet":
             pq.write_table(t, path)
+        elif fmt == "orc":
+            orc.write_table(t, path)
+        elif fmt == "avro":
+            schema = {"type": "record", "name": "Row", "fields": [
+                {"name": "id", "type": "long"}, {"name": "user", "type": "string"},
+                {"name": "amount", "type": "double"}, {"name": "country", "type": "string"},
+                {"name": "ts", "type": "string"}]}
+            with open(path, "wb") as out:
+                fastavro.writer(out, fastavro.parse_schema(schema), t.to_pylist(), codec="snappy")
+        elif fmt == "text":
+            with open(path, "w") as out:
+                for rec in t.to_pylist():
+                    out.write(",".join(str(v) for v in rec.values()) + "\n")
         elif fmt == "csv":
             pacsv.write_csv(t, path)
         else:
@@ -61,12 +82,24 @@ def make_data(root: Path, fmt: str, files: int, rows: int) -> int:
 # ---------------------------------------------------------------------------------------- worker
 
 def worker(kind: str, fmt: str, data: Path, out: Path, expected: int, endpoint: str, queue_url: str) -> dict:
+    import pyspark
     from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master("local[2]").appName(f"bench-{kind}")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-             .config("spark.log.level", os.environ.get("BENCH_LOG_LEVEL", "ERROR")).getOrCreate())
+    builder = (SparkSession.builder.master("local[2]").appName(f"bench-{kind}")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+               .config("spark.log.level", os.environ.get("BENCH_LOG_LEVEL", "ERROR")))
+    schema = SCHEMAS.get(fmt, SCHEMA)
+    if kind == "native" and fmt == "avro":
+        jar = AVRO_JAR.get(".".join(pyspark.__version__.split(".")[:2]))
+        try:
+            if not jar:
+                raise RuntimeError(f"no spark-avro for Spark {pyspark.__version__}")
+            spark = builder.config("spark.jars.packages", f"org.apache.spark:spark-avro_2.13:{jar}").getOrCreate()
+        except Exception as e:
+            return {"unavailable": f"no Spark reader ({type(e).__name__})"}
+    else:
+        spark = builder.getOrCreate()
     if kind == "native":
-        reader = spark.readStream.format(fmt).schema(SCHEMA)
+        reader = spark.readStream.format(fmt).schema(schema)
         if fmt == "csv":
             reader = reader.option("header", "true")
         df = reader.load(str(data / fmt))
@@ -81,7 +114,7 @@ def worker(kind: str, fmt: str, data: Path, out: Path, expected: int, endpoint: 
                 "minPartitions": str(spark.sparkContext.defaultParallelism)}
         if fmt == "csv":
             opts["header"] = "true"
-        df = spark.readStream.format("s3-sqs").schema(SCHEMA).options(**opts).load()
+        df = spark.readStream.format("s3-sqs").schema(schema).options(**opts).load()
         if not os.environ.get("BENCH_NO_WARMUP"):
             warm_python_workers(spark)  # as the job does, before the query starts
     t0 = time.perf_counter()
@@ -171,20 +204,30 @@ def main(argv=None) -> int:
             size = sum(p.stat().st_size for p in (data / fmt).iterdir())
             for spark in sparks:
                 times = {"native": [], "s3sqs": []}
+                kinds = ["native", "s3sqs"]
                 for rep in range(args.reps):
-                    order = ("native", "s3sqs") if rep % 2 == 0 else ("s3sqs", "native")
+                    order = kinds if rep % 2 == 0 else kinds[::-1]
                     for kind in order:
                         r = run_one(SPARKS[spark], kind, fmt, data, expected, server.endpoint_url, queue)
+                        if "unavailable" in r:  # Spark's reader cannot be loaded here: only this source's figure
+                            print(f"  {fmt:8s} Spark {spark:6s} native  {r['unavailable']}", flush=True)
+                            kinds = ["s3sqs"]
+                            continue
                         times[kind].append(r["seconds"])
                         print(f"  {fmt:8s} Spark {spark:6s} {kind:7s} {r['seconds']:6.1f} s  ({r['batches']} batches)",
                               flush=True)
-                n, s = statistics.median(times["native"]), statistics.median(times["s3sqs"])
+                n = statistics.median(times["native"]) if times["native"] else None
+                s = statistics.median(times["s3sqs"])
                 ratios = sorted(a / b for a, b in zip(times["native"], times["s3sqs"]))
                 results.append((fmt, spark, files, size, expected, n, s, ratios))
             shutil.rmtree(data / fmt)
         print(f"\n{'format':8s} {'Spark':6s} {'files':>6s} {'MB':>6s} {'rows':>9s} {'native rows/s':>14s} "
               f"{'s3-sqs rows/s':>14s} {'ratio':>6s}  (median; ratios of the paired runs)")
         for fmt, spark, files, size, expected, n, s, ratios in results:
+            if n is None:
+                print(f"{fmt:8s} {spark:6s} {files:6d} {size / 1e6:6.0f} {expected:9d} {'no Spark reader':>14s} "
+                      f"{expected / s:14,.0f} {'-':>6s}")
+                continue
             print(f"{fmt:8s} {spark:6s} {files:6d} {size / 1e6:6.0f} {expected:9d} {expected / n:14,.0f} "
                   f"{expected / s:14,.0f} {n / s:6.2f}  ({', '.join(f'{r:.2f}' for r in ratios)})")
         print(f"load average at the end: {os.getloadavg()[0]:.1f}")

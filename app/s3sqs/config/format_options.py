@@ -131,7 +131,7 @@ def reader_options(fmt: str, given: dict[str, str]) -> dict[str, Any]:
             listed = ", ".join(sorted(known)) or "none"
             raise ValueError(f"option '{name}' does not apply to fileFormat {fmt}; its reader options: {listed}")
         opt = known[name]
-        if raw.strip() == "" and not opt.keep_blank:
+        if raw == "" and not opt.keep_blank:  # not raw.strip(): a tab, a space or \r\n is a separator
             continue
         try:
             out[name] = opt.parse(raw)

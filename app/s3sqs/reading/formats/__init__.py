@@ -15,11 +15,13 @@ from __future__ import annotations
 from types import ModuleType
 
 from ...core.vocabulary import FileFormat
-from . import csv, json, parquet
+from . import avro, binary_file, csv, json, orc, parquet, text, xml
 from .base import FileRows, FormatOptions, MalformedFile, empty
 
-READERS: dict[str, ModuleType] = {FileFormat.CSV: csv, FileFormat.JSON: json, FileFormat.PARQUET: parquet}
-READERS[FileFormat.XML] = __import__(f"{__name__}.xml", fromlist=["read"])
+READERS: dict[str, ModuleType] = {
+    FileFormat.CSV: csv, FileFormat.JSON: json, FileFormat.PARQUET: parquet, FileFormat.ORC: orc,
+    FileFormat.AVRO: avro, FileFormat.TEXT: text, FileFormat.BINARY_FILE: binary_file, FileFormat.XML: xml,
+}
 
 __all__ = ["READERS", "FileRows", "FormatOptions", "MalformedFile", "empty", "reader_of"]
 
