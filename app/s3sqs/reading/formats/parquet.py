@@ -1,10 +1,14 @@
-"""Parquet: only the declared columns are read; the file's own types are cast to the schema's later."""
+"""Parquet: only the declared columns' pages are read; conform casts them to the schema's types. Names
+match as ORC's do (typed_schema.py); with a rescued-data column, values that do not fit and undeclared
+columns go there (typed_rescue.py)."""
 from __future__ import annotations
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .base import FileRows, FormatOptions
+from .typed_rescue import finish
+from .typed_schema import column_of, spark_type, unknown_fields
 
 RANDOM_ACCESS = True  # read from an open file: only the declared columns' pages are fetched
 COMPRESSION = None    # Parquet compresses inside the file
@@ -12,16 +16,15 @@ COMPRESSION = None    # Parquet compresses inside the file
 
 def read(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
     pf = pq.ParquetFile(source)
-    names = pf.schema_arrow.names
-    declared = {f.name for f in fields}
-    present = [f.name for f in fields if f.name in names]
-    table = pf.read(columns=present)
-    unknown = tuple(n for n in names if n not in declared and n != fo.rescued_column)
-    if unknown and fo.rescued_column:  # the columns the schema lacks, kept per row as JSON
-        from .rescue import rescued_json
-        table = table.append_column(fo.rescued_column, rescued_json(pf.read(columns=list(unknown)), file))
-    return FileRows(table, unknown=unknown)
+    schema = pf.schema_arrow
+    unknown = unknown_fields(schema, fields)
+    if not unknown and not fo.rescued_column:  # the common file: straight through, no copy
+        return FileRows(pf.read(columns=[f.name for f in fields if f.name in schema.names]))
+    wanted = schema.names if fo.rescued_column else list(column_of(schema.names, fields).values())
+    if not wanted:
+        return FileRows(pa.table({"_rows": pa.nulls(pf.metadata.num_rows)}), unknown=unknown)
+    return finish(pf.read(columns=wanted), fields, fo, file, unknown)
 
 
-def infer(source, fo: FormatOptions, infer_types: bool) -> pa.Schema:
-    return pq.ParquetFile(source).schema_arrow
+def infer(source, fo: FormatOptions, infer_types: bool = True) -> pa.Schema:
+    return pa.schema([pa.field(f.name, spark_type(f.type)) for f in pq.ParquetFile(source).schema_arrow])

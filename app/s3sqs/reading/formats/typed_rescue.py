@@ -1,4 +1,4 @@
-"""The rescued-data column for the formats that carry their own types (ORC, Avro).
+"""The rescued-data column for the formats that carry their own types (Parquet, ORC, Avro).
 
 Only when the declared schema has that column: a value that does not fit its declared type is null in its
 column and kept in the rescued column, and so are the values of top-level fields the schema does not

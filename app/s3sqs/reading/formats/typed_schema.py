@@ -1,4 +1,4 @@
-"""Schemas of the formats that carry their own types (ORC, Avro): the Arrow types Spark reads them as, and
+"""Schemas of the formats that carry their own types (Parquet, ORC, Avro): the Arrow types Spark reads them as, and
 the fields a file has that the declared schema lacks."""
 from __future__ import annotations
 
