@@ -11,7 +11,8 @@ from deltalake import DeltaTable
 
 from devtools.committed import committed_rows
 from tests.support.aws import bucket_to_queue
-from tests.support.spark import Job
+from tests.support.spark import Job, only_on_emr_spark, only_on_newest_spark
+from tests.support.tables import iceberg_target
 
 pytestmark = pytest.mark.spark
 
@@ -83,3 +84,39 @@ def test_cloudtrail_logs_with_objects_kept_as_json_text(moto_endpoint, tmp_path)
     assert json.loads(rows[0][1])["bucketName"] == "b" and '"Host": ["h1", "h2"]' in rows[0][1]
     assert {r[2] is None for r in rows} == {True, False}
     assert "malformed" not in log
+
+
+@only_on_emr_spark
+def test_the_job_infers_json_then_evolves_into_an_iceberg_table(moto_endpoint, tmp_path):
+    w = bucket_to_queue(moto_endpoint)
+    w.put("in/a.json", b'{"id": 1, "doc": {"k": 1}}\n{"id": 2, "doc": {"k": 2}}\n')
+    args = ["--queue-url", w.queue_url, "--format", "json", "--checkpoint", str(tmp_path / "ck"), "--sink",
+            "iceberg", "--table", "lake.events", "--catalog", "sql", "--catalog-uri", f"sqlite:///{tmp_path}/catalog.db",
+            "--warehouse", str(tmp_path / "warehouse"), "--endpoint-url", moto_endpoint, "--region", "us-east-1",
+            "--trigger-interval", "1 second", "--until-drained", "--idle-checks", "2",
+            "--option", "sqs.longPollingWaitTimeSeconds=1"]
+    log = run_job(args, tmp_path / "run1.log")
+    assert "struct<doc:struct<k:string>,id:string,_rescued_data:string>" in log  # JSON: STRING leaves
+    w.put("in/b.json", b'{"id": 3, "doc": {"k": 3}, "tag": "new"}\n')
+    log = run_job(args, tmp_path / "run2.log")
+    assert "has new columns tag" in log and "restarting the query with the evolved schema" in log
+    data = iceberg_target(tmp_path / "catalog.db", "lake.events").table().scan().to_arrow()
+    assert sorted(zip(data.column("id").to_pylist(), data.column("tag").to_pylist())) == [
+        ("1", None), ("2", None), ("3", "new")]
+
+
+@only_on_newest_spark
+def test_the_job_infers_csv_with_types_into_the_file_sink_and_evolves(moto_endpoint, tmp_path):
+    w = bucket_to_queue(moto_endpoint)
+    w.put("in/a.csv", b"id,amount\n1,2.5\n2,3.0\n")
+    out = tmp_path / "out"
+    args = ["--queue-url", w.queue_url, "--format", "csv", "--checkpoint", str(tmp_path / "ck"), "--output", str(out),
+            "--option", "header=true", "--option", "inferColumnTypes=true", "--option", "schemaHints=id LONG",
+            "--endpoint-url", moto_endpoint, "--region", "us-east-1", "--trigger-interval", "1 second",
+            "--until-drained", "--idle-checks", "2", "--option", "sqs.longPollingWaitTimeSeconds=1"]
+    log = run_job(args, tmp_path / "run1.log")
+    assert "struct<id:bigint,amount:double,_rescued_data:string>" in log
+    w.put("in/b.csv", b"id,amount,note\n3,4.5,hi\n")
+    log = run_job(args, tmp_path / "run2.log")
+    assert "has new columns note" in log
+    assert sorted(committed_rows(out, ["id", "amount", "note"])) == [(1, 2.5, None), (2, 3.0, None), (3, 4.5, "hi")]
