@@ -7,6 +7,7 @@ Without it a typo is found only on EMR, by the job, and a STREAMING run is then 
 from __future__ import annotations
 
 from s3sqs.config.ddl import Schema, SchemaError, parse_schema
+from s3sqs.config.format_options import unreadable_column
 from s3sqs.config.options import OptionError, job_source_options, parse_options  # noqa: F401  (one owner)
 
 from ops.emr import SubmitError
@@ -34,6 +35,9 @@ def check_options(raw: dict[str, str], schema: Schema | None) -> None:
         raise SubmitError(f"--option: {e}") from None
     if schema is not None:
         _check_columns("--option partitionColumns", opts.partition_columns, schema)
+        problem = unreadable_column(opts.file_format, [(c.name, c.type.simple) for c in schema.columns])
+        if problem:
+            raise SubmitError(f"--schema: {problem}")
 
 
 def _check_columns(flag: str, columns: tuple[str, ...], schema: Schema) -> None:

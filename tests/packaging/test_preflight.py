@@ -42,3 +42,13 @@ def test_options_are_the_source_s_own_checks():
         preflight.check_options({**raw, "fileFormat": "json", "header": "true"}, schema)
     with pytest.raises(SubmitError, match=r"^--option partitionColumns: column 'hour' is not in --schema"):
         preflight.check_options({**raw, "partitionColumns": "day,hour"}, schema)
+
+
+def test_columns_a_format_cannot_hold_are_refused_before_anything_is_uploaded():
+    raw = preflight.job_source_options("csv", QUEUE, "s3://ck", {})
+    with pytest.raises(SubmitError, match=r"^--schema: column 'tags' is ARRAY, but CSV holds no nested values"):
+        preflight.check_options(raw, preflight.check_schema("id LONG, tags ARRAY<STRING>", ()))
+    with pytest.raises(SubmitError, match=r"^--schema: column 'doc' is VARIANT, which only fileFormat json"):
+        preflight.check_options({**raw, "fileFormat": "parquet"}, preflight.check_schema("doc VARIANT", ()))
+    preflight.check_options({**raw, "fileFormat": "json"}, preflight.check_schema("doc VARIANT, m MAP<STRING, LONG>", ()))
+    assert preflight.check_schema(None, ("day",)) is None  # no --schema: the job infers it

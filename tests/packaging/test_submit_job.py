@@ -316,7 +316,7 @@ def test_debug_shows_the_traceback_of_a_preflight_error(stack, tmp_path):
 
 def test_a_schema_with_name_colon_type_columns_is_sent_in_the_form_the_job_s_reader_takes(stack, built_dist):
     _, outputs_file = stack
-    rc, dry, err = submit(outputs_file, built_dist.dist, "http://127.0.0.1:9", "--schema",
+    rc, dry, err = submit(outputs_file, built_dist.dist, "http://127.0.0.1:9", "--format", "json", "--schema",
                           "id: LONG, tags: ARRAY<STRING>, `order date` DATE COMMENT 'local'")
     assert rc == 0, err
     assert "dry run: the flags and the request are valid; nothing was uploaded or started. Add --apply" in err

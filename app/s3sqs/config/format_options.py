@@ -141,3 +141,16 @@ def reader_options(fmt: str, given: dict[str, str]) -> dict[str, Any]:
         raise ValueError("option 'rowTag' is required for fileFormat xml: the element that holds one row, "
                          "e.g. .option('rowTag', 'book')")
     return out
+
+
+def unreadable_column(fmt: str, columns: list[tuple[str, str]]) -> str | None:
+    """Why a declared column cannot be read from `fmt` files, or None. `columns` are (name, Spark's
+    simpleString of its type); checked before anything runs, so a schema that would quarantine every file
+    fails at once, naming the column."""
+    for name, simple in columns:
+        if fmt == FileFormat.CSV and simple.startswith(("struct<", "array<", "map<")):
+            return (f"column {name!r} is {simple.split('<')[0].upper()}, but CSV holds no nested values; declare it "
+                    "STRING (and parse it in --transform), or read the files as json")
+        if "variant" in simple and fmt != FileFormat.JSON:
+            return f"column {name!r} is VARIANT, which only fileFormat json reads into; declare it STRING for {fmt}"
+    return None

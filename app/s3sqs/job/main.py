@@ -38,6 +38,7 @@ def preflight(args: argparse.Namespace, raw_options: dict[str, str]):
     """Everything that can be checked before Spark starts; returns the parsed source options, schema and sink."""
     from .. import sinks
     from ..config.ddl import parse_schema
+    from ..config.format_options import unreadable_column
     from ..config.options import parse_options
     from . import preflight as pf
 
@@ -47,6 +48,9 @@ def preflight(args: argparse.Namespace, raw_options: dict[str, str]):
     opts = parse_options(raw_options)
     if schema is not None:
         pf.check_columns("option partitionColumns", list(opts.partition_columns), schema.names)
+        problem = unreadable_column(opts.file_format, [(c.name, c.type.simple) for c in schema.columns])
+        if problem:
+            raise pf.PreflightError(f"--schema: {problem}")
     sink = sinks.check(args)  # the sink flags, and the --transform import
     pf.check_credentials()
     pf.check_queue(opts)

@@ -14,6 +14,7 @@ import os
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
 
+from ..config.format_options import unreadable_column
 from ..config.source_options import SourceOptions
 from ..core.errors import UsageError
 from ..core.files import S3File
@@ -167,10 +168,9 @@ def check_schema(o: SourceOptions, schema: StructType, parts: tuple[str, ...], e
         raise UsageError("schemaEvolutionMode addNewColumns evolves the schema the source infers and keeps under "
                          "schemaLocation; with a schema given by .schema(...) use rescue, failOnNewColumns or none "
                          "(or drop .schema(...) and fix types with schemaHints)")
-    variants = [f.name for f in schema.fields if "variant" in f.dataType.simpleString()]
-    if variants and o.file_format != "json":
-        raise UsageError(f"column {variants[0]!r} is VARIANT, which only fileFormat json reads into; "
-                         "declare it as STRING (or a STRUCT) for " + o.file_format)
+    problem = unreadable_column(o.file_format, [(f.name, f.dataType.simpleString()) for f in schema.fields])
+    if problem:
+        raise UsageError(problem)
     if METADATA in names:  # an unknown field fails now, not in every task
         metadata_column(arrow_schema(schema).field(METADATA).type, S3File("", ""), 0)
     if evolution == SchemaEvolution.RESCUE and o.rescued_data_column not in names:
