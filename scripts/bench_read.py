@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: this source against Spark's own file source, on the same local files, into a Parquet sink.
 
-For each format (small JSON-lines files, large CSV files, Parquet; small ORC, Avro and text files) and each Spark (PySpark 4.3 in .venv,
+For each format (small JSON-lines files, large CSV files, Parquet; small ORC, Avro and text files; one large
+XML file) and each Spark (PySpark 4.3 in .venv,
 4.0.2 in .venv-spark40), the two run in turn, in fresh processes, --reps times each, in alternating
 order. A run is timed from the query's start to the moment its sink has committed every row. This
 source finds the files by listing them once (includeExistingFiles, basePath=file://...), which is what
@@ -31,6 +32,7 @@ FORMATS = {
     "orc": (2000, 50),
     "avro": (2000, 50),
     "text": (2000, 50),
+    "xml": (1, 130_000),        # about 20 MB
 }
 SCHEMAS = {"text": "value STRING"}  # the others: SCHEMA
 # Spark's Avro reader is a separate jar, fetched from Maven Central when it can be (4.3.0's is not published).
@@ -72,6 +74,12 @@ def make_data(root: Path, fmt: str, files: int, rows: int) -> int:
                     out.write(",".join(str(v) for v in rec.values()) + "\n")
         elif fmt == "csv":
             pacsv.write_csv(t, path)
+        elif fmt == "xml":
+            with open(path, "w") as out:
+                out.write('<?xml version="1.0" encoding="UTF-8"?>\n<rows>\n')
+                for rec in t.to_pylist():
+                    out.write("  <row>\n" + "".join(f"    <{k}>{v}</{k}>\n" for k, v in rec.items()) + "  </row>\n")
+                out.write("</rows>\n")
         else:
             with open(path, "w") as out:
                 for rec in t.to_pylist():
@@ -102,6 +110,8 @@ def worker(kind: str, fmt: str, data: Path, out: Path, expected: int, endpoint: 
         reader = spark.readStream.format(fmt).schema(schema)
         if fmt == "csv":
             reader = reader.option("header", "true")
+        if fmt == "xml":
+            reader = reader.option("rowTag", "row")
         df = reader.load(str(data / fmt))
     else:
         sys.path.insert(0, str(ROOT / "app"))
@@ -114,6 +124,8 @@ def worker(kind: str, fmt: str, data: Path, out: Path, expected: int, endpoint: 
                 "minPartitions": str(spark.sparkContext.defaultParallelism)}
         if fmt == "csv":
             opts["header"] = "true"
+        if fmt == "xml":
+            opts["rowTag"] = "row"
         df = spark.readStream.format("s3-sqs").schema(schema).options(**opts).load()
         if not os.environ.get("BENCH_NO_WARMUP"):
             warm_python_workers(spark)  # as the job does, before the query starts

@@ -198,3 +198,51 @@ def test_infer_matches_sparks_inferred_schema(spark, tmp_path, infer_types, opti
     # And the rows read with it are Spark's.
     ddl = spark._jvm.org.apache.spark.sql.types.DataType.fromJson(df.schema.json()).toDDL()
     assert_same_rows(spark, "xml", [p], ddl, {**ROW, **options})
+
+
+PLAIN_DDL = ("id LONG, n INT, amount DOUBLE, f FLOAT, ok BOOLEAN, m DECIMAL(9,2), day DATE, at TIMESTAMP, "
+             "user STRING, missing STRING")
+
+
+def test_a_plain_file_is_read_by_the_fast_path_with_sparks_values(spark, tmp_path):
+    from s3sqs.reading.formats.xml_fast import TAKEN
+    values = [("1", "-2", "1.5", "0.1", "true", "1.005", "2024-01-02", "2024-01-02T03:04:05Z", " a &amp; b "),
+              ("+7", "--5", "1,234.5", "1e3", "0", "-3", "2024-02-29", "2024-01-02T03:04:05.123+05:30", ""),
+              ("  ", "0012", "NaN", ".5", "FALSE", "99.999", "0999-12-31", "2024", "&lt;x&gt;"),
+              ("9223372036854775807", "2147483647", "12abc", "-Infinity", "1", "0", "2000-01-01",
+               "2024-01-02 03:04:05+0100", "é ☃")]
+    tags = ["id", "n", "amount", "f", "ok", "m", "day", "at", "user"]
+    rows = ["<book>" + "".join(f"<{t}>{v}</{t}>" if v else f"<{t}/>" for t, v in zip(tags, r)) + "<x>u</x></book>"
+            for r in values * 50]
+    p = write(tmp_path, "plain.xml", '<?xml version="1.0"?>\r\n<books>\r\n  ' + "\r\n  ".join(rows) + "\r\n</books>")
+    before = TAKEN["fast"]
+    got = assert_same_rows(spark, "xml", [p], PLAIN_DDL, ROW)
+    assert TAKEN["fast"] == before + 1 and len(got) == 200 and got[1]["n"] == 5 and got[0]["user"] == "a & b"
+
+
+PARITY_CORPUS = [  # (text, ddl) of the cases above: the two paths agree on each
+    (CATALOG, CATALOG_DDL), (MALFORMED, MALFORMED_DDL), (INFER, "a DOUBLE, b ARRAY<STRING>, n STRING, z STRING"),
+    ("<r>" + "".join(f"<book><t>{v}</t><n>1</n></book>" for v in ["2024-01-02T03:04:05Z", "2024", "2024-02-30"])
+     + "</r>", "t TIMESTAMP, n LONG"),
+    ("<r>" + "".join(f"<book><f>{v}</f><l>{v}</l></book>" for v in ["NaN", "1,234.5", "12abc", "1e3", "-"]) + "</r>",
+     "f DOUBLE, l STRING"),
+    ("<r>" + "".join(f"<book><f>{v}</f><l>{v}</l></book>" for v in ["1", "2.5", "1e3", "7"]) + "</r>",
+     "f DOUBLE, l DECIMAL(5,1)"),
+]
+
+
+@pytest.mark.parametrize("mode", ["PERMISSIVE", "DROPMALFORMED"])
+def test_the_fast_and_the_exact_path_agree_on_the_parity_corpus(spark, mode):
+    from s3sqs.planning.source import arrow_schema
+    from s3sqs.reading.formats import xml
+    from s3sqs.reading.formats.xml_fast import TAKEN
+    fast_before = TAKEN["fast"]
+    for text, ddl in PARITY_CORPUS:
+        fields = list(arrow_schema(spark.createDataFrame([], ddl).schema))
+        fo = FormatOptions("xml", {"rowTag": "book"}, mode)
+        got, want = reader_of("xml").read(pa.py_buffer(text.encode()), fields, fo), xml.read_exact(text, fields, fo)
+        assert got.table.to_pylist() == want.table.to_pylist() or str(got.table.to_pylist()) == str(
+            want.table.to_pylist()), (text, ddl)
+        assert (got.malformed, got.dropped, got.unknown, got.reason) == (want.malformed, want.dropped, want.unknown,
+                                                                          want.reason)
+    assert TAKEN["fast"] == fast_before + 1  # the last case is plain and fits (in the one before, "-" is no double)

@@ -2,13 +2,15 @@
 element with attributes under valueTag; repeated elements as arrays; nested elements as structs; an
 element read as STRING keeps its inner XML), with its malformed-row behaviour per mode.
 
-The file is decoded once, its rows are found by Spark's text scan (xml_records), all rows are parsed by
-expat in one go (per row only when one is broken: xml_events), and each row is converted as Spark's
-parser converts it (xml_convert). pyarrow has no XML reader, so this is the one path; its parsing runs in
-expat's C code.
+The file is decoded once. A plain file (rows of one flat shape, nothing unusual in the text) is read by
+xml_fast: one regular expression and column-wise conversion. Any other file, and any file with a value
+that does not fit, takes the step-by-step path: its rows are found by Spark's text scan (xml_records),
+all rows are parsed by expat in one go (per row only when one is broken: xml_events), and each row is
+converted as Spark's parser converts it (xml_convert). pyarrow has no XML reader.
 """
 from __future__ import annotations
 
+import codecs
 import json
 
 import pyarrow as pa
@@ -17,6 +19,8 @@ from ...core.vocabulary import Mode
 from .base import FileRows, FormatOptions, MalformedFile
 from .xml_convert import Converter, Partial, XmlSyntax
 from .xml_events import row_events
+from .xml_fast import TAKEN, NotFast
+from .xml_fast import read as read_plain
 from .xml_infer import infer_rows
 from .xml_records import records
 
@@ -24,12 +28,14 @@ RANDOM_ACCESS = False
 COMPRESSION = "detect"  # .gz, .bz2, .zst by extension
 
 
-def _text(data: pa.Buffer, opts: dict) -> str:
-    return data.to_pybytes().decode(opts["encoding"], errors="replace")
+def _text(data: pa.Buffer, opts: dict) -> tuple[str, bytes | None]:
+    """The file's text, and its bytes when they are UTF-8."""
+    raw = data.to_pybytes()
+    utf8 = codecs.lookup(opts["encoding"]).name == "utf-8"
+    return raw.decode(opts["encoding"], errors="replace"), raw if utf8 else None
 
 
-def _rows(data: pa.Buffer, opts: dict) -> tuple[list[str], list[list[tuple]]]:
-    text = _text(data, opts)
+def _rows(text: str, opts: dict) -> tuple[list[str], list[list[tuple]]]:
     tag = opts["rowTag"]
     recs = records(text, tag)
     if not recs and text.strip() and not text.lstrip("\ufeff \t\r\n").startswith("<"):
@@ -39,7 +45,21 @@ def _rows(data: pa.Buffer, opts: dict) -> tuple[list[str], list[list[tuple]]]:
 
 
 def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
-    recs, events = _rows(data, fo.options)
+    text, utf8 = _text(data, fo.options)
+    try:
+        rows = read_plain(text, fields, fo, utf8)
+    except NotFast:
+        rows = None
+    if rows is not None:
+        TAKEN["fast"] += 1
+        return rows
+    TAKEN["exact"] += 1
+    return read_exact(text, fields, fo, file)
+
+
+def read_exact(text: str, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
+    """The step-by-step path, row by row as Spark's parser goes."""
+    recs, events = _rows(text, fo.options)
     conv = Converter(fields, fo.options)
     rescue = fo.rescued_column is not None
     out, rescued, bad_rows = [], [], 0
@@ -94,5 +114,5 @@ def _table(rows: list[dict], fields: list[pa.Field]) -> pa.Table:
 
 
 def infer(data: pa.Buffer, fo: FormatOptions, infer_types: bool) -> pa.Schema:
-    _, events = _rows(data, fo.options)
+    _, events = _rows(_text(data, fo.options)[0], fo.options)
     return infer_rows(events, fo.options, infer_types)
