@@ -32,7 +32,7 @@ FORMATS = {
     "orc": (2000, 50),
     "avro": (2000, 50),
     "text": (2000, 50),
-    "xml": (1, 130_000),        # about 20 MB
+    "xml": (2000, 50),
 }
 SCHEMAS = {"text": "value STRING"}  # the others: SCHEMA
 # Spark's Avro reader is a separate jar, fetched from Maven Central when it can be (4.3.0's is not published).
