@@ -134,9 +134,12 @@ def test_malformed_rows_are_kept_with_rescued_data_by_default(spark, moto_endpoi
     opts = source_options(w, tmp_path, fileFormat="json")
     run_until_drained(spark, w, tmp_path, "id LONG, name STRING, _rescued_data STRING", opts)
     got = sorted(committed_rows(tmp_path / "out", ["id", "name", "_rescued_data"]), key=str)
-    assert got == [(1, "a", None), (None, "b", '{"id": "x"}'), (None, None, '{"_row": "not json"}')]
+    path = f"s3://{w.bucket}/m/rows.json"
+    assert [(i, n, r and json.loads(r)) for i, n, r in got] == [
+        (1, "a", None), (None, "b", {"id": "x", "_file_path": path}), (None, None, {"_row": "not json", "_file_path": path})]
     (record,) = [json.loads(p.read_text()) for p in (tmp_path / "state" / "quarantine").rglob("*.json")]
     assert record["status"] == "malformed_rows" and record["malformed_rows"] == 2
+    assert "id" in record["reason"] and "x" in record["reason"]  # the first reason: column, value, type
 
 
 def test_bad_option_fails_at_load_before_any_aws_call(spark, tmp_path):
