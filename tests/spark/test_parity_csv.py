@@ -95,7 +95,7 @@ CASES = [
     ("sep-semicolon", {"a.csv": "1;a,b\n2;\"c;d\"\n3;1,5\n"}, "id INT, name STRING, m DECIMAL(5,1)",
      {"sep": ";"}),
     pytest.param("sep-tab-blank-lines", {"a.tsv": "1\ta\n\t\n  \n2\tb\n\t\t\n"}, IS, {"sep": "\t"},
-                 marks=_WHITESPACE_OPTION_DROPPED),
+                 marks=_WHITESPACE_OPTION_DROPPED, id="sep-tab-blank-lines"),
     ("quoted-breaks-per-line", {"a.csv": QUOTED_BREAKS}, S2, {}),
     ("quoted-breaks-multiline", {"a.csv": QUOTED_BREAKS}, S2, {"multiLine": "true"}),
     ("breaks-lf-multiline", {"a.csv": 'x,"a\nb"\ny,"c\r\nd"\nz,e\n'}, S2, {"multiLine": "true"}),
@@ -129,7 +129,7 @@ CASES = [
     ("line-sep", {"a.csv": "1,a;2,b\n;3,\"c;d\";4,\r"}, IS, {"lineSep": ";"}),
     ("line-sep-multiline", {"a.csv": "1,\"a;x\";2,b\n;3,c"}, IS, {"lineSep": ";", "multiLine": "true"}),
     pytest.param("line-sep-lf-keeps-cr", {"a.csv": "1,a\rb\n2,b\r\n"}, IS, {"lineSep": "\n"},
-                 marks=_WHITESPACE_OPTION_DROPPED),
+                 marks=_WHITESPACE_OPTION_DROPPED, id="line-sep-lf-keeps-cr"),
     ("bom", {"a.csv": "\ufeffid,name\n1,a\n"}, IS, {"header": "true"}),
     ("short-long-permissive", {"a.csv": "1\n2,b,c\n3,c\n4,d,\nx,e\n"}, IS, {}),
     ("short-long-drop", {"a.csv": "1\n2,b,c\n3,c\n4,d,\nx,e\n"}, IS, {"mode": "DROPMALFORMED"}),
@@ -162,7 +162,8 @@ CASES = [
 ]
 
 
-@pytest.mark.parametrize("name,files,ddl,options", CASES)
+@pytest.mark.parametrize("name,files,ddl,options",
+                         [c if isinstance(c, type(pytest.param())) else pytest.param(*c, id=c[0]) for c in CASES])
 def test_rows_match_spark(spark, tmp_path, name, files, ddl, options):
     paths = []
     for fname, content in files.items():

@@ -10,6 +10,7 @@ convert, or a quoted line break where Spark reads line by line sends the file th
 """
 from __future__ import annotations
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
@@ -18,6 +19,7 @@ from ...config.format_options import ISO_DATE, ISO_TIMESTAMP
 from .csv_values import exact_cast
 
 BLOCK_BYTES = 16 << 20
+_BOM = b"\xef\xbb\xbf"
 _FAST_TYPES = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_integer,
                pa.types.is_floating, pa.types.is_boolean, pa.types.is_decimal)
 
@@ -43,36 +45,54 @@ def eligible(fields: list[pa.Field], opts: dict) -> bool:
     return True
 
 
-def _count(blob: pa.Array, pattern: bytes, regex: bool = False) -> int:
-    f = pc.count_substring_regex if regex else pc.count_substring
-    return f(blob, pattern=pattern)[0].as_py()
-
-
-def _plain_quoting(data: pa.Buffer, opts: dict) -> tuple[bool, bool]:
-    """(the file has the quote char, every quote in it opens or closes a value and none is escaped)."""
+def _plain_quoting(data: pa.Buffer, opts: dict) -> bool:
+    """Whether pyarrow's parser splits this file's values as Spark's does: its quotes pair up, each pair
+    opening right after a delimiter or line start and closing right before one; no quote follows the
+    escape char; and no line break sits inside quotes where Spark would read it otherwise (without
+    multiLine it ends the row there; with it, \r\n and \r inside quotes become \n)."""
     quote = opts["quote"]
     if not quote:
-        return False, True
-    blob = pa.Array.from_buffers(pa.large_binary(), 1, [None, pa.array([0, data.size], pa.int64()).buffers()[1],
-                                                        data])
-    if _count(blob, quote.encode()) == 0:
-        return False, True
+        return True
+    a = np.frombuffer(data, np.uint8)
+    is_quote = a == ord(quote)
+    count = np.count_nonzero(is_quote)
+    if count == 0:
+        return True
+    if count % 2:
+        return False
+    at = np.flatnonzero(is_quote)
+    start = len(_BOM) if a[:len(_BOM)].tobytes() == _BOM else 0
+    boundary = np.zeros(256, bool)
+    boundary[[ord(opts["sep"]), 10, 13]] = True
+    before = a.take(at - 1, mode="clip")  # the byte before each quote (the first one's is fixed below)
+    opening_ok = boundary[before[0::2]]
+    opening_ok[0] |= at[0] == start
+    closing = at[1::2] + 1
+    closing_ok = boundary[a.take(closing, mode="clip")] | (closing == a.size)
+    if not (opening_ok.all() and closing_ok.all()):
+        return False
     esc = opts["escape"]
-    if esc and esc != quote and _count(blob, (esc + quote).encode()):
-        return True, False
-    s, q = _class_escape(opts["sep"]), _class_escape(quote)
-    odd = f"[^{s}\\r\\n]{q}[^{s}\\r\\n]".encode()
-    return True, _count(blob, odd, regex=True) == 0
+    if esc and esc != quote and (before[1:] == ord(esc)).any():
+        return False
+    return not _break_inside_quotes(a, at, bool(opts["multiLine"]))
 
 
-def _class_escape(c: str) -> str:
-    return "\\" + c if c in "\\]^-[" else c
+def _break_inside_quotes(a: np.ndarray, at: np.ndarray, multi_line: bool) -> bool:
+    """A line break Spark reads differently from pyarrow inside a quoted value: without multiLine any
+    (Spark ends the row there); with it \r (Spark reads \r\n and \r as \n)."""
+    if at.size <= 64:  # a few quoted values (a quoted header, say): look inside each
+        breaks = (b"\r",) if multi_line else (b"\r", b"\n")
+        return any(c in a[o:e].tobytes() for o, e in zip(at[0::2], at[1::2]) for c in breaks)
+    has_cr = bool((a == 13).any())
+    if multi_line and not has_cr:
+        return False
+    breaks = np.flatnonzero(a == 13) if multi_line else np.flatnonzero((a == 10) | (a == 13) if has_cr else a == 10)
+    return bool((np.searchsorted(at, breaks) % 2).any())  # an odd count of quotes before it: inside quotes
 
 
 def read(data: pa.Buffer, fields: list[pa.Field], opts: dict, skip_header: bool) -> pa.Table | None:
     """The declared columns, or None when this file must go the Python way."""
-    has_quote, plain = _plain_quoting(data, opts)
-    if not plain:
+    if not _plain_quoting(data, opts):
         return None
     n = len(fields)
     nv, ev = opts["nullValue"], opts["emptyValue"]
@@ -83,7 +103,10 @@ def read(data: pa.Buffer, fields: list[pa.Field], opts: dict, skip_header: bool)
                                ignore_empty_lines=True, invalid_row_handler=lambda row: invalid.append(1) or "skip")
     names = [f"c{i}" for i in range(n)]
     read_opts = pacsv.ReadOptions(column_names=names, skip_rows=1 if skip_header else 0, block_size=BLOCK_BYTES)
-    convert = pacsv.ConvertOptions(column_types={c: pa.string() for c in names}, strings_can_be_null=True,
+    # Doubles straight to their type: pyarrow's CSV conversion accepts what Java's does (trimmed too),
+    # except the spellings of NaN and infinity, checked after; everything else as text, cast exactly.
+    typed = {c: (f.type if pa.types.is_floating(f.type) and simple_nulls else pa.string()) for c, f in zip(names, fields)}
+    convert = pacsv.ConvertOptions(column_types=typed, strings_can_be_null=True,
                                    null_values=sorted({"", nv}), quoted_strings_can_be_null=simple_nulls)
     try:
         table = pacsv.read_csv(pa.BufferReader(data), read_options=read_opts, parse_options=parse,
@@ -95,13 +118,16 @@ def read(data: pa.Buffer, fields: list[pa.Field], opts: dict, skip_header: bool)
     arrays = []
     for name, f in zip(names, fields):
         col = table.column(name)
+        if col.type == f.type and pa.types.is_floating(f.type):
+            if pc.all(pc.is_finite(col)).as_py() is False:
+                return None
+            arrays.append(col)
+            continue
         if not simple_nulls:
             if ev != "":
                 col = pc.if_else(pc.equal(col, ""), ev, col)
             if nv != "":
                 col = pc.if_else(pc.equal(col, nv), pa.scalar(None, pa.string()), col)
-        if has_quote and _breaks_spark_reads_differently(col, opts):
-            return None
         if n == 1 and pc.any(pc.match_substring_regex(col, r"^[\x00-\x20]*$")).as_py():
             return None  # a blank line: Spark skips it (or, with multiLine, reads it as a value)
         out = exact_cast(col, f.type, opts)
@@ -109,8 +135,3 @@ def read(data: pa.Buffer, fields: list[pa.Field], opts: dict, skip_header: bool)
             return None
         arrays.append(out)
     return pa.Table.from_arrays(arrays, schema=pa.schema(fields))
-
-
-def _breaks_spark_reads_differently(col, opts: dict) -> bool:
-    """A quoted line break: without multiLine Spark splits the row there; with it, \\r\\n becomes \\n."""
-    return bool(pc.any(pc.match_substring_regex(col, "\r" if opts["multiLine"] else "[\r\n]")).as_py())
