@@ -108,6 +108,8 @@ def read(data: pa.Buffer, fields: list[pa.Field], opts: dict, skip_header: bool)
     typed = {c: (f.type if pa.types.is_floating(f.type) and simple_nulls else pa.string()) for c, f in zip(names, fields)}
     convert = pacsv.ConvertOptions(column_types=typed, strings_can_be_null=True,
                                    null_values=sorted({"", nv}), quoted_strings_can_be_null=simple_nulls)
+    if not simple_nulls and data.size and data[data.size - 1] not in (10, 13):
+        data = pa.py_buffer(data.to_pybytes() + b"\n")  # pyarrow takes a last empty field as quoted otherwise
     try:
         table = pacsv.read_csv(pa.BufferReader(data), read_options=read_opts, parse_options=parse,
                                convert_options=convert)

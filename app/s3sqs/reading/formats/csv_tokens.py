@@ -65,13 +65,18 @@ def records(text: str, d: Dialect) -> Iterator[list]:
 
 
 def _multi_line_records(text: str, d: Dialect) -> Iterator[list]:
+    back = None
     if d.line_sep:
         newline = d.line_sep
     else:
+        # The first line break decides: only that one ends records (a lone \n in a \r\n file is a char
+        # of the value), and inside quotes it reads as \n. A stand-in char keeps it apart from the others.
         m = _BREAKS.search(text)
-        if m and m.group() != "\n":
-            text = text.replace(m.group(), "\n")
-        newline = "\n"
+        newline = m.group() if m else "\n"
+        if newline != "\n":
+            back = newline
+            newline = next(c for c in _STAND_INS if c not in text)
+            text = text.replace(back, newline)
     pos, n = 0, len(text)
     while pos < n:
         if text[pos] == newline:  # an empty line
@@ -82,10 +87,13 @@ def _multi_line_records(text: str, d: Dialect) -> Iterator[list]:
             pos = n if end < 0 else end + 1
             continue
         tokens, pos = tokenize(text, d, newline, pos)
+        if back is not None:
+            tokens = [t.replace(newline, "\n") if t and newline in t else t for t in tokens]
         if tokens:
             yield tokens
 
 
+_STAND_INS = ("\ue000", "\ue001", "\ue002", "\x00")
 _WS = "".join(map(chr, range(1, 33)))  # univocity's whitespace: chars above \0 up to ' '
 
 
@@ -95,11 +103,12 @@ def tokenize(text: str, d: Dialect, newline: str, pos: int = 0) -> tuple[list, i
     n = len(text)
     tokens: list = []
     while True:
+        began = pos
         if d.trim_leading:
             while pos < n and text[pos] in _WS and text[pos] != sep and text[pos] != newline:
                 pos += 1
         if pos >= n or text[pos] == newline:
-            if tokens:  # the record ended right after a delimiter: one more empty field
+            if tokens or (pos > began and pos >= n):  # after a delimiter (or whitespace at the very end)
                 tokens.append(None)
             break
         c = text[pos]
@@ -151,6 +160,8 @@ def _quoted(text: str, pos: int, d: Dialect, newline: str) -> tuple[str | None, 
     n = len(text)
     out: list[str] = []
     prev = ""
+    if pos >= n:  # a quote alone at the end: univocity keeps it as the value
+        return quote, pos
     while True:
         if pos >= n:  # the quote never closed: the value runs to the end
             return ("".join(out) or QUOTED_EMPTY), n
@@ -185,6 +196,13 @@ def _quoted(text: str, pos: int, d: Dialect, newline: str) -> tuple[str | None, 
         elif c == quote and prev == quote:
             out.append(quote)
             prev = c
+        elif prev == quote:  # the escape right after a closing quote: univocity reads on, escapes and all
+            out.append(quote + esc)
+            stop = _escaped_run(text, pos + 1, out, d, newline)
+            if stop >= n:
+                return "".join(out), n
+            prev, pos = text[stop], stop + 1  # the delimiter (or line break) is dropped, the value goes on
+            continue
         else:
             prev = c
         pos += 1
@@ -198,12 +216,45 @@ def _quoted(text: str, pos: int, d: Dialect, newline: str) -> tuple[str | None, 
     return (value or QUOTED_EMPTY), pos
 
 
+def _escaped_run(text: str, pos: int, out: list, d: Dialect, newline: str) -> int:
+    """After a closing quote and the escape char, univocity appends what follows up to the delimiter or
+    line break, applying the escape to quotes and to itself, dropping a quote that is not followed by a
+    char; returns where it stopped."""
+    quote, esc, sep = d.quote, d.escape, d.sep
+    n, prev = len(text), ""
+    while pos < n and text[pos] != sep and text[pos] != newline:
+        c = text[pos]
+        if c != quote and c != esc:
+            if prev == quote:
+                out.append(quote)
+            out.append(c)
+            prev = c
+        elif c == esc and prev == esc:
+            out.append(esc)
+            prev = ""
+        elif prev == esc:  # c is the quote
+            out.append(quote)
+            prev = ""
+        elif c == quote and prev == quote:
+            out.append(quote)
+            prev = c
+        elif prev == quote:  # c is the escape
+            out.append(quote + esc)
+            prev = ""
+        else:
+            prev = c
+        pos += 1
+    return pos
+
+
 def _literal_after_quote(text, pos, out, d, newline, closed=False):
     """univocity's STOP_AT_DELIMITER: the opening quote, what was read, the quote and the rest up to the
     delimiter, all as they are."""
     head = d.quote + "".join(out) + ("" if closed else d.quote)
     end = _end_of_value(text, pos, d.sep, newline)
     value = head + text[pos:end]
+    if closed and end >= len(text) and text[pos] != d.quote and text[pos + 1:pos + 2] == d.quote:
+        value += d.quote  # univocity's end-of-input quirk: the quote it had read ahead is added again
     if d.trim_trailing:
         value = value.rstrip(_WS)
     return value, end
