@@ -1,12 +1,14 @@
 """The fast path: pyarrow's C++ CSV reader, for the options and files it reads exactly as Spark does.
 
-Every column is read as text and converted by Arrow's kernels (csv_values.exact_cast), so a value Arrow
-would read differently from Spark is never accepted silently: the file goes the Python way instead. The
+Columns are read as text and converted by Arrow's kernels (csv_values.exact_cast); doubles are read typed,
+pyarrow's conversion being Java's but for the spellings of NaN and infinity, which send the file back. A
+value Arrow would read differently from Spark is never accepted silently: the file goes the Python way. The
 decision is made before reading from the options and the declared types (`eligible`), and from a scan of
 the bytes for what pyarrow's parser treats differently from Spark's (`_plain_quoting`): quotes that neither
 open nor close a value (text after a closing quote, a doubled quote inside a value, whitespace around a
 quoted value) and the escape char before a quote. Then a row of the wrong width, a value that does not
-convert, or a quoted line break where Spark reads line by line sends the file the Python way too.
+convert, a quoted line break where Spark reads line by line, or (with multiLine) line breaks of more
+than one kind send the file the Python way too.
 """
 from __future__ import annotations
 
@@ -20,6 +22,8 @@ from .csv_values import exact_cast
 
 BLOCK_BYTES = 16 << 20
 _BOM = b"\xef\xbb\xbf"
+_NONE = np.empty(0, np.int64)
+_FEW = 64  # quotes few enough to look between them one pair at a time
 _FAST_TYPES = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary, pa.types.is_integer,
                pa.types.is_floating, pa.types.is_boolean, pa.types.is_decimal)
 
@@ -45,22 +49,19 @@ def eligible(fields: list[pa.Field], opts: dict) -> bool:
     return True
 
 
-def _plain_quoting(data: pa.Buffer, opts: dict) -> bool:
-    """Whether pyarrow's parser splits this file's values as Spark's does: its quotes pair up, each pair
-    opening right after a delimiter or line start and closing right before one; no quote follows the
-    escape char; and no line break sits inside quotes where Spark would read it otherwise (without
-    multiLine it ends the row there; with it, \r\n and \r inside quotes become \n)."""
+def _plain_quoting(data: pa.Buffer, opts: dict) -> np.ndarray | None:
+    """The positions of the file's quotes if pyarrow's parser splits its values as Spark's does (None if
+    not): the quotes pair up, each pair opening right after a delimiter or line start and closing right
+    before one, and no quote follows the escape char."""
     quote = opts["quote"]
     if not quote:
-        return True
+        return _NONE
     a = np.frombuffer(data, np.uint8)
-    is_quote = a == ord(quote)
-    count = np.count_nonzero(is_quote)
-    if count == 0:
-        return True
-    if count % 2:
-        return False
-    at = np.flatnonzero(is_quote)
+    at = np.flatnonzero(a == ord(quote))
+    if at.size % 2:
+        return None
+    if at.size == 0:
+        return at
     start = len(_BOM) if a[:len(_BOM)].tobytes() == _BOM else 0
     boundary = np.zeros(256, bool)
     boundary[[ord(opts["sep"]), 10, 13]] = True
@@ -70,17 +71,17 @@ def _plain_quoting(data: pa.Buffer, opts: dict) -> bool:
     closing = at[1::2] + 1
     closing_ok = boundary[a.take(closing, mode="clip")] | (closing == a.size)
     if not (opening_ok.all() and closing_ok.all()):
-        return False
+        return None
     esc = opts["escape"]
     if esc and esc != quote and (before[1:] == ord(esc)).any():
-        return False
-    return not _break_inside_quotes(a, at, bool(opts["multiLine"]))
+        return None
+    return at
 
 
 def _break_inside_quotes(a: np.ndarray, at: np.ndarray, multi_line: bool) -> bool:
     """A line break Spark reads differently from pyarrow inside a quoted value: without multiLine any
     (Spark ends the row there); with it \r (Spark reads \r\n and \r as \n)."""
-    if at.size <= 64:  # a few quoted values (a quoted header, say): look inside each
+    if at.size <= _FEW:  # a few quoted values (a quoted header, say): look inside each
         breaks = (b"\r",) if multi_line else (b"\r", b"\n")
         return any(c in a[o:e].tobytes() for o, e in zip(at[0::2], at[1::2]) for c in breaks)
     has_cr = bool((a == 13).any())
@@ -90,9 +91,33 @@ def _break_inside_quotes(a: np.ndarray, at: np.ndarray, multi_line: bool) -> boo
     return bool((np.searchsorted(at, breaks) % 2).any())  # an odd count of quotes before it: inside quotes
 
 
+def _lines(a: np.ndarray) -> int:
+    """How many lines Spark splits the file into without multiLine (\n, \r\n and \r end one)."""
+    lf = np.count_nonzero(a == 10)
+    cr = np.count_nonzero(a == 13)
+    crlf = np.count_nonzero((a[:-1] == 13) & (a[1:] == 10)) if cr else 0
+    return lf + cr - crlf + (1 if a.size and a[-1] not in (10, 13) else 0)
+
+
+def _mixed_line_breaks(a: np.ndarray) -> bool:
+    """With multiLine, Spark ends records only at the first kind of line break in the file (a lone \n
+    in a \r\n file is part of a value); pyarrow ends them at any. Alike when there is only one kind."""
+    cr = np.flatnonzero(a == 13)
+    if cr.size == 0:
+        return False
+    lf = np.count_nonzero(a == 10)
+    if lf == 0:
+        return False
+    return not (lf == cr.size and (a.take(cr + 1, mode="clip") == 10).all() and cr[-1] + 1 < a.size)
+
+
 def read(data: pa.Buffer, fields: list[pa.Field], opts: dict, skip_header: bool) -> pa.Table | None:
     """The declared columns, or None when this file must go the Python way."""
-    if not _plain_quoting(data, opts):
+    quotes = _plain_quoting(data, opts)
+    if quotes is None:
+        return None
+    a = np.frombuffer(data, np.uint8)
+    if opts["multiLine"] and (_mixed_line_breaks(a) or quotes.size and _break_inside_quotes(a, quotes, True)):
         return None
     n = len(fields)
     nv, ev = opts["nullValue"], opts["emptyValue"]
@@ -117,6 +142,9 @@ def read(data: pa.Buffer, fields: list[pa.Field], opts: dict, skip_header: bool)
         return None
     if invalid:
         return None
+    if quotes.size and not opts["multiLine"] and (quotes.size <= _FEW or table.num_rows + skip_header != _lines(a)) \
+            and _break_inside_quotes(a, quotes, False):
+        return None  # (as many rows as lines: no line break can be inside quotes, no need to look)
     arrays = []
     for name, f in zip(names, fields):
         col = table.column(name)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import decimal
 
-
 import pyarrow as pa
 
 from ...config.format_options import ISO_DATE
@@ -18,7 +17,7 @@ from .base import FormatOptions
 from .csv_datetime import pattern_parser, timestamp_parser
 from .csv_rows import datum
 from .csv_tokens import Dialect, records
-from .csv_values import _BIG_DECIMAL, _INT, _java_double
+from .csv_values import BIG_DECIMAL, JAVA_INT, java_double
 
 _I32, _I64 = pa.int32(), pa.int64()
 _F64, _BOOL, _DATE, _STR = pa.float64(), pa.bool_(), pa.date32(), pa.string()
@@ -83,14 +82,14 @@ class _Ladder:
         return _STR
 
     def _int(self, v):
-        return _I32 if _INT.fullmatch(v) and -(1 << 31) <= int(v) < (1 << 31) else None
+        return _I32 if JAVA_INT.fullmatch(v) and -(1 << 31) <= int(v) < (1 << 31) else None
 
     def _long(self, v):
-        return _I64 if _INT.fullmatch(v) and -(1 << 63) <= int(v) < (1 << 63) else None
+        return _I64 if JAVA_INT.fullmatch(v) and -(1 << 63) <= int(v) < (1 << 63) else None
 
     def _decimal(self, v):
         t = v.replace(",", "")
-        if not _BIG_DECIMAL.fullmatch(t):
+        if not BIG_DECIMAL.fullmatch(t):
             return None
         d = decimal.Decimal(t)
         sign, digits, exp = d.as_tuple()
@@ -100,7 +99,7 @@ class _Ladder:
 
     def _double(self, v):
         try:
-            _java_double(v)
+            java_double(v)
             return _F64
         except ValueError:
             return None

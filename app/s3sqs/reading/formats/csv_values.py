@@ -21,10 +21,10 @@ from ...config.format_options import ISO_DATE, ISO_TIMESTAMP
 from .csv_datetime import date_parser, timestamp_parser
 
 _TRIM = "".join(map(chr, range(33)))
-_INT = re.compile(r"[+-]?\d+")
+JAVA_INT = re.compile(r"[+-]?\d+")
 _JAVA_DOUBLE = re.compile(r"[+-]?(?:NaN|Infinity|(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?[fFdD]?)")
 _JAVA_HEX = re.compile(r"([+-]?)0[xX]((?:[0-9a-fA-F]+\.?[0-9a-fA-F]*|\.[0-9a-fA-F]+)[pP][+-]?[0-9]+)[fFdD]?")
-_BIG_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+BIG_DECIMAL = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _INT_RANGE = {8: 1 << 7, 16: 1 << 15, 32: 1 << 31, 64: 1 << 63}
 
 
@@ -33,7 +33,7 @@ def is_plain(typ: pa.DataType) -> bool:
     return not (pa.types.is_nested(typ) or pa.types.is_dictionary(typ))
 
 
-def _java_double(s: str) -> float:
+def java_double(s: str) -> float:
     if s == "NaN":
         return math.nan
     if s == "Inf":
@@ -56,7 +56,7 @@ def _java_int(bits: int) -> Callable[[str], int]:
     limit = _INT_RANGE[bits]
 
     def parse(s: str) -> int:
-        if not _INT.fullmatch(s):
+        if not JAVA_INT.fullmatch(s):
             raise ValueError(f"not an integer: {s!r}")
         v = int(s)
         if not -limit <= v < limit:
@@ -80,7 +80,7 @@ def _decimal(typ: pa.Decimal128Type) -> Callable[[str], decimal.Decimal]:
 
     def parse(s: str) -> decimal.Decimal:
         t = s.replace(",", "")
-        if not _BIG_DECIMAL.fullmatch(t):
+        if not BIG_DECIMAL.fullmatch(t):
             raise ValueError(f"not a decimal: {s!r}")
         v = decimal.Decimal(t).quantize(quantum, rounding=decimal.ROUND_HALF_UP, context=ctx)
         if len(v.as_tuple().digits) > typ.precision and v != 0:
@@ -98,7 +98,7 @@ def converter(typ: pa.DataType, opts: dict) -> Callable[[str], object]:
     if pa.types.is_integer(typ):
         return _java_int(typ.bit_width)
     if pa.types.is_floating(typ):
-        return _java_double
+        return java_double
     if pa.types.is_boolean(typ):
         return _boolean
     if pa.types.is_decimal(typ):
