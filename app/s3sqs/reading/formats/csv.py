@@ -1,78 +1,77 @@
-"""CSV: pyarrow's typed reader first; rows of the wrong shape or values that do not fit send the file the
-tolerant way (tolerant.py). Without a header, columns map to the schema by position, as in Spark."""
+"""CSV, read as Spark's CSV reader reads it (every option of FORMAT_OPTIONS["csv"], and the modes).
+
+The common good file goes through pyarrow's C++ reader (csv_fast.py). Files or options it cannot read
+exactly like Spark go the Python way: csv_tokens.py splits records as Spark's parser does, csv_rows.py
+converts them and applies the mode. Columns map to the schema by POSITION, as in Spark (its header check,
+enforceSchema, is on by default and only warns), header or not; with a header, its names tell which
+columns the schema lacks (`unknown`), and values past the schema's columns go to the rescued column
+under them.
+"""
 from __future__ import annotations
 
-import csv as pycsv
-import io
-from dataclasses import dataclass
-
 import pyarrow as pa
-import pyarrow.csv as pacsv
 
-from ...core.vocabulary import Mode
+from . import csv_fast
 from .base import FileRows, FormatOptions, MalformedFile
-from .tolerant import BLOCK_BYTES, tolerant
+from .csv_infer import infer
+from .csv_rows import build
+from .csv_tokens import Dialect, records
+from .csv_values import is_plain
 
 RANDOM_ACCESS = False
 COMPRESSION = "detect"  # .gz, .bz2, .zst by extension
 
+__all__ = ["COMPRESSION", "RANDOM_ACCESS", "infer", "read"]
+_HEAD_BYTES = 64 << 10
+
 
 def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
-    try:
-        result = _read(data, fields, fo.options)
-    except pa.ArrowInvalid as e:
-        if fo.mode == Mode.FAILFAST:
-            raise MalformedFile(f"malformed row (mode FAILFAST): {e}") from None
-        return tolerant(_as_text(data, fields, fo.options), fields, fo)
-    if result.bad_rows:
-        return tolerant(_as_text(data, fields, fo.options), fields, fo)
-    return FileRows(result.table)
+    for f in fields:
+        if not is_plain(f.type):
+            raise MalformedFile(f"CSV has no nested types: column {f.name!r} is declared {f.type}; declare it "
+                                "STRING (Spark refuses STRUCT, ARRAY and MAP columns for CSV too)")
+    opts = fo.options
+    header = _header(data, opts) if opts["header"] else None
+    unknown = tuple(h for h in dict.fromkeys(header or ()) if h not in {f.name for f in fields})
+    if csv_fast.eligible(fields, opts) and (header is None or _starts_with_header(data)) \
+            and not (fo.rescued_column and header is not None and len(header) > len(fields)):
+        table = csv_fast.read(data, fields, opts, skip_header=header is not None)
+        if table is not None:
+            if fo.rescued_column:
+                table = table.append_column(fo.rescued_column, pa.nulls(table.num_rows, pa.string()))
+            return FileRows(table, unknown=unknown)
+    rows = _python_read(data, fields, fo, file)
+    rows.unknown = unknown
+    return rows
 
 
-@dataclass
-class _Read:
-    table: pa.Table
-    bad_rows: list[str]  # rows that could not be split into the declared columns, as text
+def _python_read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file) -> FileRows:
+    opts = fo.options
+    recs = records(decode(data, opts["encoding"]), Dialect.of(opts))
+    names = [t or "" for t in next(recs, [])] if opts["header"] else []
+    return build(recs, fields, fo, names, file.uri if file is not None else None)
 
 
-def _read(data: pa.Buffer, fields: list[pa.Field], opts: dict, as_text: bool = False) -> _Read:
-    """Typed (or all-text) read; rows of the wrong shape are set aside and returned with the table."""
-    header = bool(opts.get("header", False))
-    bad_rows: list[str] = []
-
-    def set_aside(row) -> str:
-        bad_rows.append(row.text)
-        return "skip"
-    parse = pacsv.ParseOptions(delimiter=opts.get("sep", ","), quote_char=opts.get("quote") or False,
-                               escape_char=opts.get("escape") or False, newlines_in_values=True,
-                               invalid_row_handler=set_aside)
-    nulls = sorted({"", opts.get("nullValue", "")})
-    names = [f.name for f in fields] if header else [f"f{i}" for i in range(len(fields))]
-    read_opts = pacsv.ReadOptions(encoding=opts.get("encoding", "utf-8"), block_size=BLOCK_BYTES,
-                                  autogenerate_column_names=not header)
-    types = {n: (pa.string() if as_text else f.type) for n, f in zip(names, fields)}
-    convert = pacsv.ConvertOptions(column_types=types, include_columns=names, include_missing_columns=True,
-                                   null_values=nulls, strings_can_be_null=True)
-    table = pacsv.read_csv(pa.BufferReader(data), read_options=read_opts, parse_options=parse,
-                           convert_options=convert)
-    if not header:  # columns map to the schema by position, as in Spark; extra columns are dropped
-        table = table.rename_columns([f.name for f in fields])
-    return _Read(table, bad_rows)
+def decode(data, encoding: str) -> str:
+    """The file's text; bytes that are not `encoding` become U+FFFD as in Spark, a UTF-8 BOM is dropped."""
+    raw = data.to_pybytes() if isinstance(data, pa.Buffer) else bytes(data)
+    text = raw.decode(encoding, errors="replace")
+    return text[1:] if text[:1] == "\ufeff" else text
 
 
-def _as_text(data: pa.Buffer, fields: list[pa.Field], opts: dict) -> tuple[dict[str, list], list]:
-    """Every value as text, the well-shaped rows first, then the others padded or cut to the schema."""
-    result = _read(data, fields, opts, as_text=True)
-    columns = {f.name: result.table.column(f.name).to_pylist() for f in fields}
-    raw: list = [None] * result.table.num_rows
-    dialect = {"delimiter": opts.get("sep", ","), "quotechar": opts.get("quote", '"')}
-    if opts.get("escape"):
-        dialect["escapechar"] = opts["escape"]
-    nulls = {"", opts.get("nullValue", "")}
-    for text in result.bad_rows:
-        values = next(pycsv.reader(io.StringIO(text), **dialect), [])
-        values = (values + [None] * len(fields))[:len(fields)]
-        for f, v in zip(fields, values):
-            columns[f.name].append(None if v in nulls else v)
-        raw.append(text)
-    return columns, raw
+def _header(data: pa.Buffer, opts: dict) -> list[str]:
+    """The header's names, from the first record of the file's first part."""
+    head = data.slice(0, min(data.size, _HEAD_BYTES))
+    if b"\n" not in head.to_pybytes() and b"\r" not in head.to_pybytes():
+        head = data
+    first = next(records(decode(head, opts["encoding"]), Dialect.of(opts)), [])
+    return [t or "" for t in first]
+
+
+def _starts_with_header(data: pa.Buffer) -> bool:
+    """pyarrow skips the first line as the header; Spark skips blank lines before it."""
+    head = data.slice(0, min(data.size, 4096)).to_pybytes()
+    if head.startswith(b"\xef\xbb\xbf"):
+        head = head[3:]
+    line = head.split(b"\n", 1)[0].split(b"\r", 1)[0]
+    return bool(line.strip(bytes(range(33))))
