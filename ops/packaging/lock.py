@@ -26,6 +26,7 @@ PINS = {
     "markdown-it-py": "4.3.0",
     "mdurl": "0.1.2",
     "mmh3": "5.3.1",
+    "numpy": "2.4.6",
     "pyarrow": "22.0.0",
     "pydantic": "2.14.3",
     "pydantic-core": "2.50.4",

@@ -33,8 +33,11 @@ def rows(parsed, *cols):
 
 
 def test_good_files_take_the_fast_path_in_every_format():
-    csv = parse(buf(b"id,name,extra\n1,a,x\n2,b,y\n"), FIELDS, Parsing("csv", {"header": True}))
+    csv = parse(buf(b"id,name\n1,a\n2,b\n"), FIELDS, Parsing("csv", {"header": True}))
     assert rows(csv, "id", "name") == [(1, "a"), (2, "b")] and csv.malformed == 0
+    # A header column the schema lacks: Spark maps CSV columns by position, so every row is too long.
+    wide = parse(buf(b"id,name,extra\n1,a,x\n2,b,y\n"), FIELDS, Parsing("csv", {"header": True}))
+    assert rows(wide, "id", "name") == [(1, "a"), (2, "b")] and wide.malformed == 2 and wide.unknown == ("extra",)
     js = parse(buf(b'{"id": 1, "name": "a", "junk": 1}\n{"id": 2}\n'), FIELDS, Parsing("json"))
     assert rows(js, "id", "name") == [(1, "a"), (2, None)] and js.malformed == 0
     out = io.BytesIO()
@@ -56,10 +59,10 @@ def test_permissive_keeps_what_parses_and_rescues_the_rest():
     p = Parsing("csv", {"header": True}, PERMISSIVE, "_rescued_data")
     parsed = parse(buf(CSV_BAD), FIELDS, p)
     got = rows(parsed, "id", "name", "_rescued_data")
-    # Well-shaped rows come first; rows of the wrong shape are padded or cut, as Spark does.
-    assert [(i, n) for i, n, _ in got] == [(1, "a"), (None, "b"), (5, "e"), (3, None), (4, "d")]
-    assert json.loads(got[1][2]) == {"id": "not-a-number"}
-    assert json.loads(got[3][2]) == {"_row": "3"} and json.loads(got[4][2]) == {"_row": "4,d,extra"}
+    # File order; rows of the wrong shape are padded or cut, as Spark does, and what is past the schema rescued.
+    assert [(i, n) for i, n, _ in got] == [(1, "a"), (None, "b"), (3, None), (4, "d"), (5, "e")]
+    assert json.loads(got[1][2]) == {"id": "not-a-number", "_file_path": None}
+    assert got[2][2] is None and json.loads(got[3][2]) == {"_c2": "extra", "_file_path": None}
     assert got[0][2] is None and parsed.malformed == 3 and parsed.dropped == 0
 
     js = parse(buf(JSON_BAD), FIELDS, Parsing("json", {}, PERMISSIVE, "_rescued_data"))
