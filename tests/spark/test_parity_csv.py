@@ -153,6 +153,11 @@ CASES = [
      {"timestampFormat": "yyyy-MM-dd'T'HH:mm:ss[.SSS]XXX"}),
     ("timestamp-month-names", {"a.csv": "15 Jan 2020 10:20\n15 jan 2020 10:20\n15 January 2020 10:20\n"},
      "t TIMESTAMP", {"timestampFormat": "dd MMM yyyy HH:mm"}),
+    ("timestamp-lenient-edges", {"a.csv": "2020-01-15T10:20Z,2020-01-15GMT\n2020-01-15T10Z,2020-01-15T\n"
+                                          "2020-01-15T10:20:30 EST,+2020-01-15\n2020-01-15T,2020-01-15 10:20Z\n"
+                                          "2020-01-15T10:20:30GMT+1,2020-1-5\n"}, "t TIMESTAMP, d DATE", {}),
+    ("timestamp-ntz-ignores-format", {"a.csv": "15/01/2020 10:20:30\n2020-01-15 10:20:30\n2020-01-15T10:20:30Z\n"},
+     "t TIMESTAMP_NTZ", {"timestampFormat": "dd/MM/yyyy HH:mm:ss"}),
     ("encoding-latin1", {"a.csv": "1,café\n2,naïve\n".encode("latin-1")}, IS, {"encoding": "ISO-8859-1"}),
     ("encoding-utf16-multiline", {"a.csv": "1,café\n2,\"na\nïve\"\n".encode("utf-16")}, IS,
      {"encoding": "UTF-16", "multiLine": "true"}),

@@ -175,6 +175,13 @@ def test_timestamps_and_dates_default_parsing(spark, tmp_path, ddl):
     assert_same_rows(spark, "json", [path], ddl)
 
 
+def test_timestamp_ntz_ignores_timestamp_format(spark, tmp_path):
+    """TIMESTAMP_NTZ has its own option (timestampNTZFormat, left at its default): timestampFormat is not it."""
+    path = write(tmp_path, "ntz.json", "\n".join(json.dumps({"i": i, "n": v}) for i, v in enumerate(
+        ["02/01/2024 03:04", "2024-01-02 03:04:05", "2024-01-02T03:04:05Z"])))
+    assert_same_rows(spark, "json", [path], "i INT, n TIMESTAMP_NTZ", {"timestampFormat": "dd/MM/yyyy HH:mm"})
+
+
 INFER_FILES = [
     NESTED, UNEVEN,
     '{"a": 1}\n{"a": 1.5}\n{"a": "x", "b": [1, 2.5]}\n{"b": [], "c": {}}\n{"d": [{"x": 1}, {"y": true}], "e": null}\n',

@@ -126,15 +126,24 @@ def test_failfast_fails_the_file_as_spark_fails_the_query(spark, tmp_path):
     ("dd/MM/yyyy HH:mm", ["02/01/2024 10:11", "2/1/2024 10:11", "02/01/2024 10:11:12", "2024-01-02T03:04:05"]),
     ("yyyy-MM-dd HH:mm:ss.SSS", ["2024-01-02 03:04:05.123", "2024-01-02 03:04:05.12", "2024-01-02 03:04:05"]),
     ("yyyy-MM-dd'T'HH:mm:ssXXX", ["2024-01-02T03:04:05+02:00", "2024-01-02T03:04:05Z", "2024-01-02T03:04:05+0200"]),
-    ("MMM d, yyyy h:mm a", ["Jan 2, 2024 3:04 PM", "January 2, 2024 3:04 PM"]),
+    ("MMM d, yyyy h:mm a", ["Jan 2, 2024 3:04 PM", "January 2, 2024 3:04 PM", "jan 2, 2024 3:04 pm"]),
     (None, ["2024-01-02T03:04:05Z", "2024-01-02T03:04:05.1234567Z", "2024-01-02 03:04:05+0100", "2024",
             "2024-1-2 3:4:5", "2024-01-02T03:04:05 UTC", "2024-01-02T03:04:05America/New_York", "2024-02-30",
-            "20240102", "+2024-01-02", "2024-01-02T25:00:00"]),
+            "20240102", "+2024-01-02", "2024-01-02T25:00:00", "2024-01-02T", "2024-01-02T03:04Z", "2024-01-02T03Z",
+            "2024-01-02T03:04:05 EST", "2024-01-02T03:04:05GMT+1", "2024-01-02T03:04:05.Z"]),
 ])
 def test_timestamps(spark, tmp_path, fmt, values):
     text = "<r>" + "".join(f"<book><t>{v}</t><n>1</n></book>" for v in values) + "</r>"
     p = write(tmp_path, "ts.xml", text)
     assert_same_rows(spark, "xml", [p], "t TIMESTAMP, n LONG", {**ROW, **({"timestampFormat": fmt} if fmt else {})})
+
+
+def test_timestamp_ntz_reads_by_the_default_rules_and_refuses_a_zone(spark, tmp_path):
+    values = ["2024-01-02T03:04:05", "2024-01-02 03:04", "2024", "2024-01-02T03:04:05Z", "2024-01-02T03:04:05+01:00",
+              "02/01/2024 03:04"]
+    p = write(tmp_path, "ntz.xml", "<r>" + "".join(f"<book><t>{v}</t><n>1</n></book>" for v in values) + "</r>")
+    for options in (ROW, {**ROW, "timestampFormat": "dd/MM/yyyy HH:mm"}):
+        assert_same_rows(spark, "xml", [p], "t TIMESTAMP_NTZ, n LONG", options)
 
 
 def test_dates_and_numbers(spark, tmp_path):

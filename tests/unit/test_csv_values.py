@@ -7,7 +7,6 @@ import pyarrow as pa
 import pytest
 
 from s3sqs.config.format_options import defaults
-from s3sqs.reading.formats.csv_datetime import cast_date, cast_timestamp, pattern_parser
 from s3sqs.reading.formats.csv_rows import convert_column
 
 OPTS = defaults("csv")
@@ -41,36 +40,6 @@ def test_decimals_drop_commas_and_round_half_up():
     assert convert(["1.235", "1.225", "-1.235", "1e3", "1,000.5", "12345678901", " 1.5"], pa.decimal128(10, 2)) == (
         [Decimal("1.24"), Decimal("1.23"), Decimal("-1.24"), Decimal("1000.00"), Decimal("1000.50"), None, None],
         [5, 6])
-
-
-def test_dates_and_timestamps_without_a_pattern_read_as_cast_does():
-    assert [cast_date(s) for s in ("2020-01-15", "2020-1-5", "2020-01", "2020", "2020-01-15T10:00", " 2020-01-15")] \
-        == [dt.date(2020, 1, 15), dt.date(2020, 1, 5), dt.date(2020, 1, 1), dt.date(2020, 1, 1),
-            dt.date(2020, 1, 15), dt.date(2020, 1, 15)]
-    for bad in ("2020-01-15x", "20200115", "2020-02-30"):
-        with pytest.raises(ValueError):
-            cast_date(bad)
-    utc = [cast_timestamp(s) for s in ("2020-01-15T10:20:30+01:00", "2020-01-15T10:20:30 America/Los_Angeles",
-                                       "2020-01-15T10:20:30.123456789", "2020-01-15T10", "2020-01-15T10:20:30GMT+1")]
-    assert utc == [dt.datetime(2020, 1, 15, 9, 20, 30), dt.datetime(2020, 1, 15, 18, 20, 30),
-                   dt.datetime(2020, 1, 15, 10, 20, 30, 123456), dt.datetime(2020, 1, 15, 10),
-                   dt.datetime(2020, 1, 15, 9, 20, 30)]
-    with pytest.raises(ValueError):
-        cast_timestamp("2020-01-15T10:20:30Z", with_zone=False)  # TIMESTAMP_NTZ refuses a zone
-
-
-def test_patterns_are_strict():
-    p = pattern_parser("dd/MM/yyyy HH:mm:ss", "timestampFormat")
-    assert p("15/01/2020 10:20:30") == dt.datetime(2020, 1, 15, 10, 20, 30)
-    for bad in ("5/1/2020 10:20:30", "15/01/2020 10:20", "2020-01-15T10:20:30"):
-        with pytest.raises(ValueError):
-            p(bad)
-    assert pattern_parser("MM/dd/yyyy hh:mm:ss a", "t")("01/15/2020 10:20:30 PM") == dt.datetime(2020, 1, 15, 22, 20, 30)
-    assert pattern_parser("yyyy-MM-dd HH:mm:ss[.SSS] Z", "t")("2020-01-15 10:20:30.1 +0100") == \
-        dt.datetime(2020, 1, 15, 9, 20, 30, 100000)
-    assert pattern_parser("dd MMM yyyy", "d")("15 jan 2020") == dt.datetime(2020, 1, 15)
-    with pytest.raises(ValueError, match="option 'dateFormat'"):
-        pattern_parser("yyyy-MM-dd G", "dateFormat")
 
 
 def test_a_custom_timestamp_format_has_no_fallback():

@@ -1,42 +1,9 @@
-"""The JSON reader's pure helpers: Spark's datetime rules, the type-guided walker, schema inference."""
+"""The JSON reader's pure helpers: the type-guided walker, schema inference."""
 import pyarrow as pa
 import pytest
 
-from s3sqs.config.format_options import ISO_DATE, ISO_TIMESTAMP
 from s3sqs.reading.formats import FormatOptions, reader_of
 from s3sqs.reading.formats.json_infer import infer_schema
-from s3sqs.reading.formats.json_time import date_parser, default_date, default_timestamp, timestamp_parser
-
-US = 1_000_000
-T2020 = 1577836800 * US  # 2020-01-01T00:00:00Z
-
-
-@pytest.mark.parametrize("text,expected", [
-    ("2020-01-01T00:00:00Z", T2020), ("2020-01-01 00:00:00", T2020), ("2020", T2020), ("2020-1-1", T2020),
-    ("2020-01-01T02:00:00+02:00", T2020), ("2020-01-01T02:00:00+0200", T2020), ("2020-01-01T01:00:00+1", T2020),
-    ("2020-01-01T01:00:00 Europe/Paris", T2020), ("2019-12-31T16:00:00 PST", T2020),
-    ("2020-01-01T00:00:00.1234567Z", T2020 + 123456), ("2020-01-01T00:00:00.", T2020),
-    ("2020-02-30", None), ("2020-01-01t00:00:00", None), ("2020-01-01T00:00Z", None), ("2020-01-01T", None),
-    ("x", None), ("2020-01-01T00:00:00z", None),
-])
-def test_default_timestamps_follow_spark_s_lenient_rules(text, expected):
-    assert default_timestamp(text) == expected
-
-
-def test_timestamp_ntz_refuses_a_zone_and_dates_take_the_date_part():
-    assert default_timestamp("2020-01-01 00:00:00", ntz=True) == T2020
-    assert default_timestamp("2020-01-01T00:00:00Z", ntz=True) is None
-    assert default_date("2020-01-01T99:99") == 18262 and default_date("2020-01-01t") is None
-    assert default_date("2020-01") == 18262 and default_date("2020-01 x") is None
-
-
-def test_patterns_are_translated():
-    ts = timestamp_parser("yyyy/MM/dd HH:mm:ss[.SSS] Z")
-    assert ts("2020/01/01 01:00:00.5 +0100") == T2020 + 500000
-    assert ts("2020/1/01 01:00:00 +0100") is None  # MM needs two digits
-    assert timestamp_parser("MMM dd yyyy hh:mm:ss a")("jan 01 2020 12:00:00 AM") == T2020
-    assert date_parser("dd.MM.yyyy")("01.01.2020") == 18262
-    assert timestamp_parser(ISO_TIMESTAMP)("2020-01-01") == T2020 and date_parser(ISO_DATE)("2020") == 18262
 
 
 def read(text: str, fields, **opts):

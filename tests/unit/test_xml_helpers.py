@@ -1,12 +1,9 @@
-"""The XML reader's pure helpers: Spark's row scan, expat events, value parsing, datetimes, the reader's
+"""The XML reader's pure helpers: Spark's row scan, expat events, value parsing, the reader's
 bookkeeping (unknown fields, reason, rescued data, modes) and its refusal of entity declarations."""
-from datetime import datetime, timezone
-
 import pyarrow as pa
 import pytest
 
 from s3sqs.reading.formats import FormatOptions, MalformedFile, reader_of
-from s3sqs.reading.formats.xml_datetime import date_parser, lenient_timestamp, timestamp_parser
 from s3sqs.reading.formats.xml_events import END, ERROR, START, TEXT, row_events
 from s3sqs.reading.formats.xml_records import records
 from s3sqs.reading.formats.xml_values import BadValue, caster
@@ -52,27 +49,6 @@ def test_values_parse_as_the_jvm_parses_them(typ, text, value):
 def test_values_that_do_not_parse(typ, text):
     with pytest.raises(BadValue):
         caster(typ, {})(text)
-
-
-def _utc(us: int) -> datetime:
-    return datetime.fromtimestamp(us / 1e6, timezone.utc)
-
-
-def test_timestamps_lenient_by_default_and_strict_by_pattern():
-    assert _utc(lenient_timestamp("2024-1-2 3:4:5")) == datetime(2024, 1, 2, 3, 4, 5, tzinfo=timezone.utc)
-    assert _utc(lenient_timestamp("2024-01-02T03:04:05America/New_York")).hour == 8
-    assert _utc(lenient_timestamp("2024-01-02T03:04:05.1234567Z")).microsecond == 123456
-    for bad in ("20240102", "2024-02-30", "2024-01-02T25:00:00"):
-        with pytest.raises(ValueError):
-            lenient_timestamp(bad)
-    parse = timestamp_parser("dd/MM/yyyy HH:mm")
-    assert _utc(parse("02/01/2024 10:11")) == datetime(2024, 1, 2, 10, 11, tzinfo=timezone.utc)
-    with pytest.raises(ValueError):
-        parse("2/1/2024 10:11")
-    assert _utc(timestamp_parser("MMM d, yyyy h:mm a")("Jan 2, 2024 3:04 PM")).hour == 15
-    assert date_parser(None)("2024-01-02") == 19724
-    with pytest.raises(ValueError):
-        date_parser(None)("2024-1-2")
 
 
 FIELDS = [pa.field("a", pa.int64()), pa.field("s", pa.struct([pa.field("x", pa.string())]))]

@@ -12,9 +12,8 @@ import decimal
 
 import pyarrow as pa
 
-from ...config.format_options import ISO_DATE
 from .base import FormatOptions
-from .csv_datetime import pattern_parser, timestamp_parser
+from .spark_datetime import date_parser, timestamp_parser
 from .csv_rows import datum
 from .csv_tokens import Dialect, records
 from .csv_values import BIG_DECIMAL, JAVA_INT, java_double
@@ -64,8 +63,7 @@ def _safe_names(header: list) -> list[str]:
 
 class _Ladder:
     def __init__(self, opts: dict):
-        fmt = opts["dateFormat"]
-        self.date = pattern_parser("yyyy-MM-dd" if fmt == ISO_DATE else fmt, "dateFormat")
+        self.date = date_parser(opts["dateFormat"], fallback=False)  # inference: strictly, even by the default
         self.timestamp = timestamp_parser(opts["timestampFormat"])
 
     def widen(self, so_far, v: str):

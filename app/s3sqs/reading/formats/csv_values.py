@@ -5,7 +5,7 @@ they accept, and gives None where a value needs Spark's own rules (the caller th
 value with `converter`). What Spark does that Arrow does not: integers take a leading '+', doubles are
 trimmed and take Java's forms (1.5d, 0x1p3, Infinity; NaN, Inf and -Inf exactly), booleans are true/false
 in any case and nothing else, decimals drop ',' and round half up, dates and timestamps follow
-csv_datetime.
+spark_datetime.
 """
 from __future__ import annotations
 
@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from ...config.format_options import ISO_DATE, ISO_TIMESTAMP
-from .csv_datetime import date_parser, timestamp_parser
+from .spark_datetime import date_parser, timestamp_parser
 
 _TRIM = "".join(map(chr, range(33)))
 JAVA_INT = re.compile(r"[+-]?\d+")
@@ -106,7 +106,7 @@ def converter(typ: pa.DataType, opts: dict) -> Callable[[str], object]:
     if pa.types.is_date(typ):
         return date_parser(opts["dateFormat"])
     if pa.types.is_timestamp(typ):
-        return timestamp_parser(opts["timestampFormat"], with_zone=typ.tz is not None)
+        return timestamp_parser(opts["timestampFormat"], ntz=typ.tz is None)
     raise TypeError(f"CSV cannot read a column of type {typ}")
 
 

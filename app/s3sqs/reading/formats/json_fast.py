@@ -17,7 +17,7 @@ import pyarrow.compute as pc
 import pyarrow.json as pajson
 
 from .base import FileRows, FormatOptions
-from .json_time import date_parser, timestamp_parser
+from .spark_datetime import BadDatetime, date_parser, timestamp_parser
 from ...config.format_options import ISO_TIMESTAMP
 
 BLOCK_BYTES = 16 << 20
@@ -140,12 +140,10 @@ def _convert(col, typ: pa.DataType, opts: dict):
     values = col.to_pylist() if fast is None else None
     if values is None:
         return fast
-    out = []
-    for v in values:
-        p = None if v is None else parse(v)
-        if p is None and v is not None:
-            return None
-        out.append(p)
+    try:
+        out = [None if v is None else parse(v) for v in values]
+    except BadDatetime:
+        return None
     return pa.array(out, pa.int64() if pa.types.is_timestamp(typ) else pa.int32()).cast(typ)
 
 

@@ -18,7 +18,7 @@ from decimal import ROUND_HALF_UP, Decimal, InvalidOperation
 
 import pyarrow as pa
 
-from .json_time import date_parser, timestamp_parser
+from .spark_datetime import date_parser, or_none, timestamp_parser
 
 _scan = json.JSONDecoder(parse_float=Decimal).scan_once
 _scanstring = json.decoder.scanstring
@@ -223,11 +223,11 @@ def _converter(typ: pa.DataType, opts: dict):
     if pa.types.is_decimal(typ):
         return _decimal_converter(typ.precision, typ.scale)
     if pa.types.is_timestamp(typ):
-        parse = timestamp_parser(opts["timestampFormat"], ntz=typ.tz is None)
+        parse = or_none(timestamp_parser(opts["timestampFormat"], ntz=typ.tz is None))
         return lambda v: (_or_no(parse(v)) if isinstance(v, str) and v else
                           v * 1_000_000 if type(v) is int and typ.tz is not None else _NO)
     if pa.types.is_date(typ):
-        parse = date_parser(opts["dateFormat"])
+        parse = or_none(date_parser(opts["dateFormat"]))
         return lambda v: _or_no(parse(v)) if isinstance(v, str) and v else _NO
     if pa.types.is_binary(typ) or pa.types.is_large_binary(typ):
         return _to_binary

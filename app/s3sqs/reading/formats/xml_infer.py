@@ -11,7 +11,7 @@ import re
 import pyarrow as pa
 
 from .xml_convert import Cursor, XmlSyntax
-from .xml_datetime import date_parser, timestamp_parser
+from .spark_datetime import date_parser, timestamp_parser
 from .xml_events import END, EOD, START, TEXT
 
 NULL, LONG, DOUBLE, BOOL, DATE, TS, STR = "null", "long", "double", "boolean", "date", "timestamp", "string"
@@ -24,7 +24,7 @@ class _Inference:
     def __init__(self, options: dict, infer_types: bool):
         self.o, self.types = options, infer_types
         self.prefix, self.value_tag = options["attributePrefix"], options["valueTag"]
-        self.date = date_parser(options.get("dateFormat"))
+        self.date = date_parser(options.get("dateFormat"), fallback=False)
         self.ts = timestamp_parser(options.get("timestampFormat"))
 
     def name(self, raw: str) -> str:

@@ -15,7 +15,7 @@ from typing import Callable
 
 import pyarrow as pa
 
-from . import xml_datetime
+from . import spark_datetime
 
 
 class BadValue(ValueError):
@@ -163,9 +163,9 @@ def caster(typ: pa.DataType, options: dict) -> Callable[[str], object]:
     if pa.types.is_decimal(typ):
         return _decimal(typ)
     if pa.types.is_timestamp(typ):
-        return xml_datetime.timestamp_parser(options.get("timestampFormat"))
+        return spark_datetime.timestamp_parser(options.get("timestampFormat"), ntz=typ.tz is None)
     if pa.types.is_date(typ):
-        return xml_datetime.date_parser(options.get("dateFormat"))
+        return spark_datetime.date_parser(options.get("dateFormat"), fallback=False)
     raise BadValue(f"XML values cannot be read as {typ}")
 
 
