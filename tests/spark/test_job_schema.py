@@ -32,6 +32,7 @@ def run_job(args, log):
     return log.read_text(errors="replace")
 
 
+@only_on_emr_spark
 def test_the_job_infers_then_evolves_into_a_delta_table(moto_endpoint, tmp_path):
     w = bucket_to_queue(moto_endpoint)
     w.put("in/a.parquet", parquet(id=pa.array([1, 2], pa.int64()), name=["a", "b"]))

@@ -14,6 +14,7 @@ from s3sqs.config.options import parse_options
 from s3sqs.job.completion import CompletionCheck
 from tests.spark.test_stream import source_options, spark  # noqa: F401 (the module's Spark session)
 from tests.support.aws import bucket_to_queue
+from tests.support.spark import only_on_emr_spark, only_on_newest_spark
 
 pytestmark = pytest.mark.spark
 
@@ -70,6 +71,7 @@ def test_inferred_once_then_evolved_by_a_new_column_after_a_restart(spark, moto_
     assert rows == [(1, "a", "1", None), (2, "b", "1", None), (3, "c", "2", 0.5)]  # each row once
 
 
+@only_on_newest_spark  # the suite's time: one Spark each; evolution itself runs on both
 def test_rescue_keeps_unknown_columns_and_fail_on_new_columns_stops_for_good(spark, moto_endpoint, tmp_path):
     w = bucket_to_queue(moto_endpoint)
     w.put("r/a.parquet", parquet(id=pa.array([1], pa.int64()), extra=["x"]))
@@ -162,6 +164,7 @@ def test_drift_add_new_columns_evolves_at_each_new_column_and_lands_every_row_on
     assert {r[0]: (r[2] or {}).get("zip") for r in rows}["3"] == "123"
 
 
+@only_on_newest_spark  # the suite's time: one Spark each; evolution itself runs on both
 def test_drift_rescue_keeps_what_the_schema_lacks_and_what_does_not_fit(spark, moto_endpoint, tmp_path):
     w, errors = drift_stream(spark, moto_endpoint, tmp_path, "rescue", GIVEN)
     assert errors == [None, None]
@@ -178,6 +181,7 @@ def test_drift_fail_on_new_columns_stops_at_the_first_new_column(spark, moto_end
     assert sorted(committed_rows(tmp_path / "out", ["id"])) == [(1,)]
 
 
+@only_on_emr_spark  # the suite's time: one Spark each; evolution itself runs on both
 def test_drift_none_ignores_new_columns_but_counts_them(spark, moto_endpoint, tmp_path):
     w, errors = drift_stream(spark, moto_endpoint, tmp_path, "none", "id LONG, name STRING, addr STRUCT<city: STRING>")
     assert errors == [None, None]
