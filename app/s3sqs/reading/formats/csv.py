@@ -3,9 +3,8 @@
 The common good file goes through pyarrow's C++ reader (csv_fast.py). Files or options it cannot read
 exactly like Spark go the Python way: csv_tokens.py splits records as Spark's parser does, csv_rows.py
 converts them and applies the mode. Columns map to the schema by POSITION, as in Spark (its header check,
-enforceSchema, is on by default and only warns), header or not; with a header, its names tell which
-columns the schema lacks (`unknown`), and values past the schema's columns go to the rescued column
-under them.
+enforceSchema, is on by default and only warns), header or not; with a header, the names past the
+schema's width are the columns it lacks (`unknown`), and their values go to the rescued column under them.
 """
 from __future__ import annotations
 
@@ -32,7 +31,9 @@ def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) 
                                 "STRING (Spark refuses STRUCT, ARRAY and MAP columns for CSV too)")
     opts = fo.options
     header = _header(data, opts) if opts["header"] else None
-    unknown = tuple(h for h in dict.fromkeys(header or ()) if h not in {f.name for f in fields})
+    # Columns map by position: a header column past the schema's width is one the schema lacks; a header that
+    # names the schema's own columns otherwise (a renamed column) is read by position, as Spark reads it.
+    unknown = tuple(dict.fromkeys((header or ())[len(fields):]))
     if csv_fast.eligible(fields, opts) and (header is None or _starts_with_header(data)) \
             and not (fo.rescued_column and header is not None and len(header) > len(fields)):
         table = csv_fast.read(data, fields, opts, skip_header=header is not None)
