@@ -9,8 +9,6 @@ mode), other encodings, a BOM, gzip. The inference cases compare infer() with Sp
 from __future__ import annotations
 
 import gzip
-import os
-import sys
 
 import pyarrow as pa
 import pytest
@@ -18,22 +16,15 @@ import pytest
 from s3sqs.config.format_options import reader_options
 from s3sqs.reading.formats import FormatOptions, MalformedFile
 from s3sqs.reading.formats import csv as csv_reader
-from tests.support.parity import assert_same_rows
+from tests.support.parity import assert_same_rows, parity_session
 
 pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
 def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("s3sqs-parity-csv")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-               .config("spark.sql.session.timeZone", "UTC").config("spark.log.level", "ERROR")
-               .config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
-    yield session
-    session.stop()
+    with parity_session("csv") as session:
+        yield session
 
 
 S2 = "a STRING, b STRING"

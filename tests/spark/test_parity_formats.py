@@ -24,7 +24,7 @@ import pyarrow.orc as orc
 import pytest
 
 from s3sqs.reading.formats import FormatOptions, reader_of
-from tests.support.parity import assert_same_rows, canonical, local_file, source_rows
+from tests.support.parity import assert_same_rows, canonical, local_file, parity_session, source_rows
 
 pytestmark = pytest.mark.spark
 
@@ -34,14 +34,8 @@ AVRO_JAR = {"4.0": "4.0.2", "4.3": "4.2.0"}  # spark-avro 4.3.0 is not on Maven 
 
 @pytest.fixture(scope="module")
 def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-    session = (SparkSession.builder.master("local[2]").appName("s3sqs-parity-formats")
-               .config("spark.ui.enabled", "false").config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.driver.host", "127.0.0.1").config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.shuffle.partitions", "2").getOrCreate())
-    yield session
-    session.stop()
+    with parity_session("formats") as session:
+        yield session
 
 
 # ------------------------------------------------------------------------------------------------ ORC

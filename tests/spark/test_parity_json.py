@@ -5,28 +5,20 @@ from __future__ import annotations
 
 import gzip
 import json
-import os
-import sys
 
 import pyarrow as pa
 import pytest
 
 from s3sqs.reading.formats import FormatOptions, reader_of
-from tests.support.parity import assert_same_rows, local_file, source_rows
+from tests.support.parity import assert_same_rows, local_file, parity_session, source_rows
 
 pytestmark = pytest.mark.spark
 
 
 @pytest.fixture(scope="module")
 def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-    session = (SparkSession.builder.master("local[2]").appName("s3sqs-parity-json")
-               .config("spark.ui.enabled", "false").config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.sql.session.timeZone", "UTC").config("spark.sql.shuffle.partitions", "2")
-               .getOrCreate())
-    yield session
-    session.stop()
+    with parity_session("json") as session:
+        yield session
 
 
 def write(tmp_path, name: str, text: str):

@@ -7,14 +7,12 @@ zone are read in UTC, so the session's time zone is UTC.
 """
 from __future__ import annotations
 
-import os
-import sys
 
 import pyarrow as pa
 import pytest
 
 from s3sqs.reading.formats import FormatOptions, MalformedFile, reader_of
-from tests.support.parity import assert_same_rows, local_file, source_rows
+from tests.support.parity import assert_same_rows, local_file, parity_session, source_rows
 
 pytestmark = pytest.mark.spark
 
@@ -23,15 +21,8 @@ ROW = {"rowTag": "book"}
 
 @pytest.fixture(scope="module")
 def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[2]").appName("s3sqs-parity-xml")
-               .config("spark.ui.enabled", "false").config("spark.driver.bindAddress", "127.0.0.1")
-               .config("spark.sql.session.timeZone", "UTC")
-               .config("spark.sql.legacy.useLegacyXMLParser", "true").getOrCreate())
-    yield session
-    session.stop()
+    with parity_session("xml", **{"spark.sql.legacy.useLegacyXMLParser": "true"}) as session:
+        yield session
 
 
 def write(tmp_path, name: str, text: str):

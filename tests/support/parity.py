@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import math
+import os
+import sys
+from contextlib import contextmanager
 from pathlib import Path
 
 import pyarrow as pa
@@ -14,6 +17,24 @@ from s3sqs.planning.source import arrow_schema, read_spec
 from s3sqs.reading.reader import read_partition
 
 QUEUE = "http://127.0.0.1:1/123456789012/parity"
+
+
+@contextmanager
+def parity_session(name: str, **conf: str):
+    """A local[2] Spark in UTC for one parity module (Spark's readers on one side), stopped afterwards."""
+    os.environ["PYSPARK_PYTHON"] = sys.executable
+    from pyspark.sql import SparkSession
+    builder = (SparkSession.builder.master("local[2]").appName(f"s3sqs-parity-{name}")
+               .config("spark.ui.enabled", "false").config("spark.driver.bindAddress", "127.0.0.1")
+               .config("spark.driver.host", "127.0.0.1").config("spark.sql.session.timeZone", "UTC")
+               .config("spark.sql.shuffle.partitions", "2").config("spark.log.level", "ERROR"))
+    for key, value in conf.items():
+        builder = builder.config(key, value)
+    session = builder.getOrCreate()
+    try:
+        yield session
+    finally:
+        session.stop()
 
 
 def local_file(path: Path) -> S3File:

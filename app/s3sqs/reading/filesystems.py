@@ -7,6 +7,7 @@ rows are used, so reading it again from the start is always safe.
 """
 from __future__ import annotations
 
+import json
 import logging
 import time
 
@@ -50,6 +51,19 @@ class Filesystems:
         if location.startswith("s3://"):
             return self.s3(), location[len("s3://"):].rstrip("/")
         return pafs.LocalFileSystem(), location.removeprefix("file://").rstrip("/")
+
+
+def put_json(filesystems: "Filesystems", location: str, name: str, body: dict, what: str) -> None:
+    """One small JSON document at `location`/`name` (local or S3), retried like a read: the quarantine's
+    records and the schema's proposals."""
+    fs, root = filesystems.for_location(location)
+    path = f"{root}/{name}"
+    fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+
+    def put():
+        with fs.open_output_stream(path) as out:
+            out.write(json.dumps(body).encode())
+    with_retries(f"{path} ({what})", put)
 
 
 def classify(error: BaseException) -> str:

@@ -2,7 +2,6 @@
 state/quarantine.py, with a copy of a bad file, through pyarrow's filesystems."""
 from __future__ import annotations
 
-import json
 import logging
 
 import pyarrow.fs as pafs
@@ -10,7 +9,7 @@ import pyarrow.fs as pafs
 from ..core.files import S3File
 from ..core.vocabulary import FileStatus
 from ..state.quarantine import copy_name, record, record_name
-from .filesystems import Filesystems, with_retries
+from .filesystems import Filesystems, put_json, with_retries
 
 log = logging.getLogger("s3sqs.reader")
 
@@ -27,13 +26,7 @@ def write_record(filesystems: Filesystems, location: str, batch_end: int, f: S3F
         except OSError as e:  # the record still says what went wrong, and where the file was
             rec["copy"] = None
             log.warning("s3-sqs could not copy %s to quarantine: %s", f.uri, e)
-    path = f"{root}/{record_name(batch_end, f)}"
-    fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
-
-    def put():
-        with fs.open_output_stream(path) as out:
-            out.write(json.dumps(rec).encode())
-    with_retries(f"{path} (quarantine record)", put)
+    put_json(filesystems, location, record_name(batch_end, f), rec, "quarantine record")
 
 
 def _copy(filesystems: Filesystems, f: S3File, dest_fs: pafs.FileSystem, dest: str) -> None:

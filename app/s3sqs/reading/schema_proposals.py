@@ -5,7 +5,6 @@ with one line naming the file and the columns."""
 from __future__ import annotations
 
 import base64
-import json
 
 import pyarrow as pa
 
@@ -13,7 +12,7 @@ from ..core.errors import NewColumnsFound
 from ..core.files import S3File
 from ..core.vocabulary import SchemaEvolution
 from ..state.schemas import proposal_name
-from .filesystems import Filesystems, with_retries
+from .filesystems import Filesystems, put_json
 
 
 def stop_for_new_columns(filesystems: Filesystems, schema_location: str, mode: str,
@@ -38,14 +37,7 @@ def _propose(filesystems: Filesystems, schema_location: str, f: S3File, unknown:
              schema: pa.Schema) -> None:
     body = {"file": f.uri, "seq": f.seq, "new_columns": list(unknown),
             "schema": base64.b64encode(schema.serialize().to_pybytes()).decode()}
-    fs, root = filesystems.for_location(schema_location)
-    path = f"{root}/{proposal_name(f.seq)}"
-    fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
-
-    def put():
-        with fs.open_output_stream(path) as out:
-            out.write(json.dumps(body).encode())
-    with_retries(f"{path} (schema proposal)", put)
+    put_json(filesystems, schema_location, proposal_name(f.seq), body, "schema proposal")
 
 
 def decode_schema(text: str) -> pa.Schema:
