@@ -142,6 +142,7 @@ def follow_up_hint(run_id: str, flags: list[str]) -> str:
     extra = "".join(" " + shlex.quote(f) for f in flags)
     runs = cli.command("job-runs")
     return (f"follow it with: {runs} show {run_id}{extra}\n"
+            f"read its log with: {runs} logs {run_id}{extra} --follow\n"
             f"cancel it with: {runs} cancel {run_id}{extra} --apply")
 
 
