@@ -84,38 +84,35 @@ def get_run(emr, application_id: str, run_id: str, region: str | None = None) ->
 def print_logs(logs, emr, application_id: str, run: dict, stream: str, *, follow: bool, limit: int | None,
                as_json: bool, poll_seconds: float, out=None) -> int:
     """Print the driver's log lines of a run (the newest `limit`), and with `follow` the new ones until the run
-    ends."""
+    ends. Lines of every attempt come in time order."""
     out = out or sys.stdout
     where = runs.driver_log_prefix(run, application_id)
     if where is None:
+        monitoring = run.get("configurationOverrides", {}).get("monitoringConfiguration", {})
+        s3 = monitoring.get("s3MonitoringConfiguration", {})
         raise SubmitError(f"job run {run['jobRunId']} does not log to CloudWatch Logs; its logs are under "
-                          f"{run.get('configurationOverrides', {}).get('monitoringConfiguration', {}).get('s3MonitoringConfiguration', {}).get('logUri', 'its S3 logUri')}")
+                          f"{s3.get('logUri', 'its S3 logUri')}")
     group, prefix = where
     tokens: dict[str, str | None] = {}
-    first = True
-    while True:
-        events = []
-        for name in _driver_streams(logs, group, prefix, stream):
-            events += [(e["timestamp"], name, e["message"]) for e in _new_events(logs, group, name, tokens)]
-        events.sort()
-        if first and limit is not None:
-            events = events[-limit:]
-        for ts, name, message in events:
-            line = message.rstrip("\n")
-            if as_json:
-                print(json.dumps({"timestamp": ts, "stream": name, "message": line}), file=out, flush=True)
-            else:
-                print(line, file=out, flush=True)
-        if first and not events and not follow:
-            print(f"no {stream} lines yet in {group} under {prefix}", file=sys.stderr, flush=True)
-        first = False
-        if not follow or runs.done_waiting(get_run(emr, application_id, run["jobRunId"])["state"]):
-            if follow:  # what was written just before the end
-                for name in _driver_streams(logs, group, prefix, stream):
-                    for e in _new_events(logs, group, name, tokens):
-                        print(e["message"].rstrip("\n"), file=out, flush=True)
-            return 0
+
+    def emit(newest: int | None = None) -> int:
+        events = sorted((e["timestamp"], name, e["message"].rstrip("\n"))
+                        for name in _driver_streams(logs, group, prefix, stream)
+                        for e in _new_events(logs, group, name, tokens))
+        for ts, name, message in events[-newest:] if newest else events:
+            print(json.dumps({"timestamp": ts, "stream": name, "message": message}) if as_json else message,
+                  file=out, flush=True)
+        return len(events)
+
+    if not emit(limit) and not follow:
+        print(f"no {stream} lines yet in {group} under {prefix}", file=sys.stderr, flush=True)
+    while follow:
+        ended = runs.done_waiting(get_run(emr, application_id, run["jobRunId"])["state"])
+        emit()  # after the state: what the run wrote before it ended is printed too
+        if ended:
+            break
         time.sleep(poll_seconds)
+    return 0
 
 
 def _driver_streams(logs, group: str, prefix: str, stream: str) -> list[str]:

@@ -53,8 +53,8 @@ def submit_parser() -> argparse.ArgumentParser:
     cli.add_apply_args(p, act="upload the artifacts and start the run; without it, the checked StartJobRun "
                               "request is printed")
     p.add_argument("--wait", action="store_true",
-                   help="with --apply: follow the run until a STREAMING run is RUNNING, or a BATCH run (--until-drained) "
-                        "ends; exit 1 if it fails or is cancelled")
+                   help="with --apply: follow the run until a STREAMING run is RUNNING, or a BATCH run "
+                        "(--until-drained) ends; exit 1 if it fails or is cancelled")
     add_dashboard_arg(p)
     p.add_argument("--poll-seconds", type=float, default=10.0, help=argparse.SUPPRESS)
     cli.add_debug_arg(p)
@@ -71,8 +71,8 @@ def _submit(args, out) -> int:
     checkpoint_default, output_default = default_locations(outputs, args.consumer)
     checkpoint = (args.checkpoint or checkpoint_default).rstrip("/")
     output = (args.output or output_default).rstrip("/")
-    preflight.check_emr_locations(checkpoint, output, options, args.sink, args.table,
-                                  consumer.checkpoint_uri, consumer.output_uri)
+    preflight.check_emr_locations(args.checkpoint or checkpoint, args.output or output, options, args.sink,
+                                  args.table, consumer.checkpoint_uri, consumer.output_uri)
     if args.sink == "iceberg":
         preflight.check_iceberg_database(args.table, args.consumer, consumer.iceberg_glue_database)
     try:
@@ -122,7 +122,8 @@ def _submit(args, out) -> int:
     run = emr_aws.wait_for_run(emr, app_id, run_id, args.poll_seconds, show_dashboard=args.dashboard,
                                until_running=spec.mode == "STREAMING")
     if run["state"] == "RUNNING":
-        cli.say(f"the streaming run is running; it goes on until cancelled.\n{follow_up_hint(run_id, cli.passthrough(args))}")
+        cli.say("the streaming run is running; it goes on until cancelled.\n"
+                + follow_up_hint(run_id, cli.passthrough(args)))
         return 0
     return _report_end(run)
 
@@ -195,7 +196,7 @@ def runs_parser() -> argparse.ArgumentParser:
                       metavar="{" + ",".join(runs.LOG_STREAMS) + "}", help="the driver's stdout (default) or stderr")
     logs.add_argument("--follow", action="store_true",
                       help="keep printing new lines until the run ends (Ctrl-C stops following, not the run)")
-    cli.add_limit_arg(logs, what="lines, the newest (default: all)")
+    cli.add_limit_arg(logs, what="lines, the newest")
     cli.add_json_arg(logs, what="one JSON object per line (timestamp, stream, message)")
     logs.add_argument("--poll-seconds", type=float, default=5.0, help=argparse.SUPPRESS)
     cancel = sub.add_parser("cancel", parents=[common], allow_abbrev=False, help="cancel a run (with --apply)")
@@ -212,8 +213,10 @@ def _runs(args, out) -> int:
     if args.command == "list":
         found = sorted(emr_aws.list_runs(emr, app_id, args.state, region=region),
                        key=lambda r: str(r.get("createdAt") or ""), reverse=True)
-        if args.consumer:
-            found = [r for r in found if runs.consumer_of(emr_aws.get_run(emr, app_id, r["id"], region)) == args.consumer]
+        if args.consumer:  # the tag is on the run, not its summary: look runs up until the limit is reached
+            mine = (r for r in found
+                    if runs.consumer_of(emr_aws.get_run(emr, app_id, r["id"], region)) == args.consumer)
+            found = [r for _, r in zip(range(args.limit), mine)]
         found = found[: args.limit]
         if args.json:
             for r in found:

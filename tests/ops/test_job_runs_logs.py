@@ -30,15 +30,16 @@ def logged_run(moto_endpoint, tmp_path_factory):
     group = f"/s3sqs/test-{uuid.uuid4().hex[:8]}/orders"
     logs.create_log_group(logGroupName=group)
 
-    def start(cloudwatch: bool) -> str:
+    def start(cloudwatch: bool, consumer: str = "orders") -> str:
         monitoring = {"cloudWatchLoggingConfiguration": {"enabled": True, "logGroupName": group,
                                                          "logStreamNamePrefix": "orders"}} if cloudwatch else \
             {"s3MonitoringConfiguration": {"logUri": "s3://artifacts/emr-logs/orders/"}}
         return emr.start_job_run(applicationId=app, executionRoleArn="arn:aws:iam::123456789012:role/job",
                                  clientToken=uuid.uuid4().hex, jobDriver={"sparkSubmit": {"entryPoint": "s3://a/job.py"}},
-                                 configurationOverrides={"monitoringConfiguration": monitoring})["jobRunId"]
+                                 configurationOverrides={"monitoringConfiguration": monitoring},
+                                 tags={"s3sqs:consumer": consumer})["jobRunId"]
 
-    run, other, no_cloudwatch = start(True), start(True), start(False)
+    run, other, no_cloudwatch = start(True), start(True, "billing"), start(False)
     now = int(time.time() * 1000) - 60_000  # CloudWatch Logs refuses events older than its retention
 
     def stream(run_id: str, tail: str, lines: list[tuple[int, str]]) -> None:
@@ -55,7 +56,7 @@ def logged_run(moto_endpoint, tmp_path_factory):
     stream(other, "SPARK_DRIVER/stdout", [(1, "another run")])
     outputs = write_outputs_file({"EmrApplicationId": app, "Region": REGION, "Consumers": "{}"},
                                  tmp_path_factory.mktemp("logs") / "cdk-outputs.json", STACK_NAME)
-    return outputs, run, no_cloudwatch
+    return outputs, run, no_cloudwatch, other
 
 
 def job_runs(outputs, endpoint, *argv):
@@ -66,7 +67,7 @@ def job_runs(outputs, endpoint, *argv):
 
 
 def test_logs_print_the_driver_s_lines_of_every_attempt_in_order(logged_run, moto_endpoint):
-    outputs, run, _ = logged_run
+    outputs, run, _, _ = logged_run
     rc, out, err = job_runs(outputs, moto_endpoint, "logs", run)
     assert rc == 0, err
     assert out.splitlines() == ["[job] batch 0: 1 files", "[job] batch 1: 2 files", "[job] batch 2: 4 files"]
@@ -81,15 +82,22 @@ def test_logs_print_the_driver_s_lines_of_every_attempt_in_order(logged_run, mot
 
 
 def test_a_run_that_does_not_log_to_cloudwatch_says_where_its_logs_are(logged_run, moto_endpoint):
-    outputs, _, no_cloudwatch = logged_run
+    outputs, _, no_cloudwatch, _ = logged_run
     rc, out, err = job_runs(outputs, moto_endpoint, "logs", no_cloudwatch)
     assert rc == 2 and out == ""
     assert "does not log to CloudWatch Logs; its logs are under s3://artifacts/emr-logs/orders/" in err
 
 
 def test_show_and_list_speak_json(logged_run, moto_endpoint):
-    outputs, run, _ = logged_run
+    outputs, run, _, _ = logged_run
     rc, out, _ = job_runs(outputs, moto_endpoint, "show", run, "--json")
     assert rc == 0 and json.loads(out)["jobRunId"] == run
     rc, out, _ = job_runs(outputs, moto_endpoint, "list", "--json")
     assert rc == 0 and run in [json.loads(x)["id"] for x in out.splitlines()]
+
+
+def test_list_narrows_to_one_consumer_s_runs(logged_run, moto_endpoint):
+    outputs, run, no_cloudwatch, other = logged_run
+    rc, out, _ = job_runs(outputs, moto_endpoint, "list", "--consumer", "orders", "--json")
+    listed = {json.loads(x)["id"] for x in out.splitlines()}
+    assert rc == 0 and {run, no_cloudwatch} <= listed and other not in listed

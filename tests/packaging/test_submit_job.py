@@ -289,9 +289,9 @@ def test_second_run_on_the_same_checkpoint_is_refused(stack, built_dist, moto_en
     (["--format", "jsn"], "argument --format: 'jsn' is not a file format (did you mean 'json'?)"),
     (["--trigger-interval", "ten seconds"], "argument --trigger-interval: 'ten seconds' is not a duration"),
     # What would live on the job's container and vanish with it, after the messages were deleted.
-    (["--checkpoint", "ck/"], "submit-job: error: --checkpoint ck: an EMR run needs an s3:// location under "
+    (["--checkpoint", "ck/"], "submit-job: error: --checkpoint ck/: an EMR run needs an s3:// location under "
                               "s3://checkpointsbucket"),
-    (["--output", "out/"], "submit-job: error: --output out: an EMR run needs an s3:// location"),
+    (["--output", "out/"], "submit-job: error: --output out/: an EMR run needs an s3:// location"),
     (["--option", "stateLocation=state/"], "submit-job: error: --option stateLocation state/: an EMR run needs an "
                                            "s3:// location"),
     (["--sink", "delta", "--table", "lake.orders"], "submit-job: error: --table lake.orders: an EMR run needs"),
