@@ -105,4 +105,8 @@ def test_the_quick_start_runs_as_written_on_the_local_stand_in(tmp_path):
         assert shown.returncode == 0 and "state:" in shown.stdout, shown.stderr
     finally:
         server.stop()
-    assert STACK_NAME == "S3SqsStreaming"  # the section's jq paths name the stack
+
+
+def test_the_section_s_jq_paths_name_the_stack():
+    assert all(".S3SqsStreaming." in c for c in quick_start_commands() if c.count("jq "))
+    assert STACK_NAME == "S3SqsStreaming"

@@ -156,3 +156,12 @@ def test_job_help_lists_the_source_options():
     text = job_parser().format_help()
     assert "source options (--option KEY=VALUE" in text and "maxFilesPerTrigger" in text and "rowTag" in text
     assert "cloudFiles.<name>" in text
+
+
+def test_job_py_refuses_a_trigger_interval_spark_would_refuse_only_after_start_up(capsys):
+    from s3sqs.job.flags import parse_job_args
+
+    with pytest.raises(SystemExit) as e:
+        parse_job_args(["--queue-url", BASE["queueUrl"], "--format", "csv", "--checkpoint", "/tmp/ck",
+                        "--trigger-interval", "ten seconds"])
+    assert e.value.code == 2 and "'ten seconds' is not a duration" in capsys.readouterr().err
