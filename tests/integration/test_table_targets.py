@@ -214,13 +214,13 @@ def test_compact_table_command_previews_compacts_and_names_a_missing_table(fmt, 
     assert main(["--format", fmt, "--table", table, *catalog, "--dry-run"]) == 0
     assert "(dry run: nothing changed)" in capsys.readouterr().out
     assert sorted(f.path for f in target.files()) == files
-    assert main(["--format", fmt, "--table", table, *catalog]) == 0
+    assert main(["--format", fmt, "--table", table, *catalog, "--apply"]) == 0
     out = capsys.readouterr().out
     assert out.startswith("before: ") and "after: " in out
     assert len(make_target(fmt, tmp_path).files()) < len(files) and ids(make_target(fmt, tmp_path)) == list(range(40))
 
     missing = str(tmp_path / "nowhere") if fmt == "delta" else "lake.nowhere"
-    assert main(["--format", fmt, "--table", missing, *catalog]) == 2
+    assert main(["--format", fmt, "--table", missing, *catalog, "--apply"]) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("compact-table: error: ") and "--table" in err[0], err
 
