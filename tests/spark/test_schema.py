@@ -155,7 +155,9 @@ def test_drift_add_new_columns_evolves_at_each_new_column_and_lands_every_row_on
     _, errors = drift_stream(spark, moto_endpoint, tmp_path, "addNewColumns", restarts=2)
     assert errors[0] is None and errors[-1] is None  # at most two restarts: one per task that met new columns
     stops = " ".join(e for e in errors if e)
-    assert "NewColumnsFound" in stops and "score" in stops and "addr.zip" in stops
+    # the batch's two tasks each meet one: the first to fail stops the query, and the other's proposal may
+    # be stored by then, so that the restart takes both without a second stop
+    assert "NewColumnsFound" in stops and ("score" in stops or "addr.zip" in stops)
     v2 = stored_versions(tmp_path)[-1]["schema"]["fields"]
     assert [f["name"] for f in v2] == ["addr", "id", "name", "_rescued_data", "score"]
     assert [f["name"] for f in v2[0]["type"]["fields"]] == ["city", "zip"]  # nested, in its struct
