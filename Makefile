@@ -23,7 +23,7 @@ PORT ?= 5000
 LOCAL_STACK_DIR ?= .local-stack
 OUTPUTS_FILE ?= cdk-outputs.json
 
-.PHONY: demo test test-spark40 setup clean local-stack local-stack-stop
+.PHONY: demo test test-serial test-spark40 setup clean local-stack local-stack-stop
 
 setup: $(STAMP) $(STAMP40) $(NODE_STAMP)
 
@@ -61,10 +61,13 @@ $(NODE_STAMP): package.json package-lock.json
 demo: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/python scripts/demo.py
 
-# The whole suite on Spark 4.3, then the Spark-driving tests again on Spark 4.0.2.
+# The whole suite on Spark 4.3 and, beside it, the Spark-driving tests again on Spark 4.0.2 (two lanes at
+# once: devtools/test_lanes.py; `make test-serial` runs them one after the other).
 test: $(STAMP) $(STAMP40) $(NODE_STAMP)
-	$(VENV)/bin/python -m pytest -q -m "not chaos"
-	$(MAKE) --no-print-directory test-spark40
+	$(VENV)/bin/python devtools/test_lanes.py
+
+test-serial: $(STAMP) $(STAMP40) $(NODE_STAMP)
+	$(VENV)/bin/python devtools/test_lanes.py --serial
 
 test-spark40: $(STAMP40)
 	$(VENV40)/bin/python -m pytest -q -m "spark or chaos"
@@ -76,4 +79,4 @@ local-stack-stop: $(STAMP)
 	$(VENV)/bin/local-stack stop --state-dir $(LOCAL_STACK_DIR)
 
 clean:
-	rm -rf $(VENV) $(VENV40) node_modules dist .pytest_cache
+	rm -rf $(VENV) $(VENV40) node_modules dist .pytest_cache .pytest-tmp
