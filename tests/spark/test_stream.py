@@ -13,6 +13,7 @@ import pytest
 from s3sqs.job.completion import CompletionCheck
 from s3sqs.job.metrics import offset_seq
 from s3sqs.config.options import parse_options
+from devtools.inventory_report import csv_body, write_report
 from tests.support.aws import bucket_to_queue
 from devtools.committed import committed_rows
 from tests.support.spark import pyspark_version
@@ -97,6 +98,24 @@ def test_json_lines_and_parquet(spark, moto_endpoint, tmp_path):
     opts = source_options(w2, tmp_path / "p", fileFormat="parquet")
     run_until_drained(spark, w2, tmp_path / "p", "id LONG, name STRING", opts)  # int32 widened, order by name
     assert sorted(committed_rows(tmp_path / "p" / "out", ["id", "name"])) == [(7, "p"), (8, "q")]
+
+
+def test_backfill_from_an_inventory_report_and_the_queue_land_once(spark, moto_endpoint, tmp_path):
+    w = bucket_to_queue(moto_endpoint)
+    keys = [f"inv/day=2026-11-0{i}/f{i}.csv" for i in range(1, 4)]
+    for i, k in enumerate(keys):
+        w.put(k, f"id\n{i}\n".encode())
+    w.sqs.purge_queue(QueueUrl=w.queue_url)  # these are known from the report alone now
+    modified = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() - 3600))
+    rows = [{"Bucket": w.bucket, "Key": k, "VersionId": "", "IsLatest": "true", "IsDeleteMarker": "false",
+             "Size": 4, "LastModifiedDate": modified, "ETag": "e"} for k in keys + ["elsewhere/x.csv"]]
+    manifest = write_report(w.s3, w.bucket, "CSV", [csv_body(rows)])
+    w.put("inv/late.csv", b"id\n9\n")  # announced, and in no report
+    w.put(keys[0], b"id\n0\n")  # announced again: the same file, once
+    opts = source_options(w, tmp_path, header="true", basePath=f"s3://{w.bucket}/inv/",
+                          backfillFromInventory=manifest)
+    run_until_drained(spark, w, tmp_path, "id LONG", opts)
+    assert sorted(committed_rows(tmp_path / "out", ["id"])) == [(0,), (1,), (2,), (9,)]
 
 
 def test_bad_files_are_quarantined_and_missing_ones_recorded_by_default(spark, moto_endpoint, tmp_path):

@@ -74,6 +74,7 @@ class OptionsModel(BaseModel):
     rescued_data_column: Text = Field("_rescued_data", alias="rescuedDataColumn")
     include_existing_files: Bool = Field(False, alias="includeExistingFiles")
     backfill_interval_seconds: Duration() | None = Field(None, alias="backfillInterval")
+    backfill_from_inventory: Text | None = Field(None, alias="backfillFromInventory")
     queue_type: Text | None = Field(None, alias="queueType")
     schema_location: Text | None = Field(None, alias="schemaLocation")
     schema_evolution_mode: Choice(SchemaEvolution) | None = Field(None, alias="schemaEvolutionMode")
@@ -144,6 +145,13 @@ class OptionsModel(BaseModel):
         if not (path.startswith("s3://") and len(path) > 5) and not (path.startswith("file:///") and len(path) > 8):
             raise ValueError(f"must be an s3:// URI like s3://bucket/data/, got {path!r}")
         return path.rstrip("/") + "/"
+
+    @field_validator("backfill_from_inventory")
+    @classmethod
+    def _inventory(cls, uri: str | None) -> str | None:
+        if uri is not None and not (uri.startswith("s3://") and uri.endswith(".json") and uri.count("/") >= 3):
+            raise ValueError(f"must name an S3 Inventory report's manifest, s3://bucket/.../manifest.json; got {uri!r}")
+        return uri
 
     # -- options that depend on each other --
     @model_validator(mode="before")

@@ -8,7 +8,7 @@ re-queues it. `dedup_key`, `reprocess_key` and `key_base` are the only code that
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, replace
+from dataclasses import dataclass, fields
 from datetime import datetime
 
 from .units import from_ms
@@ -16,6 +16,7 @@ from .units import from_ms
 # Separates a dedup key's object part (bucket/key) from its variant (eTag, version or reprocess marker).
 _VARIANT = "\x00"
 LISTED = "Listing"  # the event name of a file the backfill found by listing, not through a message
+INVENTORIED = "Inventory"  # ... found in an S3 Inventory report
 # A null partition value in a Hive-style folder name, as Hive and Spark write it.
 NULL_PARTITION = "__HIVE_DEFAULT_PARTITION__"
 
@@ -28,7 +29,7 @@ class S3File:
     etag: str | None = None
     version_id: str | None = None
     event_ms: int | None = None      # when the object was created, as the event says (ms since the epoch)
-    event_name: str | None = None    # "ObjectCreated:Put", ...; LISTED for a file found by listing
+    event_name: str | None = None    # "ObjectCreated:Put", ...; LISTED / INVENTORIED for a backfilled file
     seq: int = 0                     # its place in the index; 0 until the index numbers it
     scheme: str = "s3"               # "file" only for local files (tests and benchmarks)
 
@@ -54,12 +55,14 @@ class S3File:
         return self.event_name == LISTED
 
     def numbered(self, seq: int) -> "S3File":
-        return replace(self, seq=seq)
+        return S3File(self.bucket, self.key, self.size, self.etag, self.version_id, self.event_ms, self.event_name,
+                      seq, self.scheme)
 
     def to_json(self) -> bytes:
-        # Only what is set: the index holds one of these per file.
-        return json.dumps({k: v for k, v in asdict(self).items() if v is not None and v != _DEFAULTS.get(k)},
-                          separators=(",", ":")).encode()
+        # Only what is set: the index holds one of these per file. (Plain attribute reads: asdict's deep
+        # copies cost more than the rest of recording a file.)
+        d = self.__dict__
+        return _ENCODE({k: d[k] for k in _FIELDS if d[k] is not None and d[k] != _DEFAULTS.get(k)}).encode()
 
     @staticmethod
     def from_json(raw: bytes) -> "S3File":
@@ -67,6 +70,8 @@ class S3File:
 
 
 _DEFAULTS = {"scheme": "s3"}
+_FIELDS = tuple(f.name for f in fields(S3File))
+_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def dedup_key(f: S3File, allow_overwrites: bool) -> str:

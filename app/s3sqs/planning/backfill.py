@@ -1,7 +1,8 @@
 """The backfill: one background thread that lists basePath and records what is new through the same index
 as announced files, so a file both listed and announced lands once. On the first start with
 includeExistingFiles, then every backfillInterval (the planner says when). The listing is done when it
-reaches the end; a run that dies before then lists again on its next start."""
+reaches the end; a run that dies before then lists again on its next start. With backfillFromInventory,
+the thread first reads that S3 Inventory report (inventory.py), once, resuming where it stopped."""
 from __future__ import annotations
 
 import logging
@@ -13,6 +14,7 @@ from ..config.source_options import SourceOptions
 from ..core.counters import Stat
 from ..core.units import now_ms
 from . import listing, planner
+from .inventory import InventoryBackfill
 from .ledger import Ledger
 
 log = logging.getLogger("s3sqs")
@@ -37,16 +39,43 @@ class Backfill:
         return self._thread is not None and self._thread.is_alive()
 
     def start(self) -> None:
-        if self.running or self.opts.base_path is None or not self.due():
+        if self.running:
             return
-        self._thread = threading.Thread(target=self._guarded, name="s3sqs-backfill", daemon=True)
+        inventory = self._inventory()
+        listing_due = self.opts.base_path is not None and self.due()
+        if (inventory is None or not inventory.pending()) and not listing_due:
+            return
+        self._thread = threading.Thread(target=self._guarded, args=(inventory, listing_due), name="s3sqs-backfill",
+                                        daemon=True)
         self._thread.start()
 
-    def _guarded(self) -> None:
-        try:
+    def run_now(self) -> None:
+        """In the caller's thread (Trigger.AvailableNow): the report, then the listing, if either is due."""
+        inventory = self._inventory()
+        if inventory is not None and inventory.pending():
+            inventory.run(self._chunk_done)
+        if self.opts.base_path is not None and self.due():
             self.run()
+
+    def _chunk_done(self) -> None:
+        self.pages += 1
+
+    def _inventory(self) -> InventoryBackfill | None:
+        uri = self.opts.backfill_from_inventory
+        return None if uri is None else InventoryBackfill(uri, self.opts.base_path, self.ledger, self.opts,
+                                                          self.stopping)
+
+    def _guarded(self, inventory: InventoryBackfill | None, listing_due: bool) -> None:
+        what = self.opts.base_path
+        try:
+            if inventory is not None and inventory.pending():
+                what = inventory.uri
+                inventory.run(self._chunk_done)
+            if listing_due and not self.stopping.is_set():
+                what = self.opts.base_path
+                self.run()
         except BaseException as e:  # the next offset call raises it: the query fails, naming the cause
-            log.error("s3-sqs: listing %s failed: %s: %s", self.opts.base_path, type(e).__name__, e)
+            log.error("s3-sqs: backfill from %s failed: %s: %s", what, type(e).__name__, e)
             self.error = e
 
     def run(self) -> None:

@@ -145,8 +145,7 @@ class Controller:
         drains all that was announced at its start."""
         self.ready()
         if not self.opts.reprocessing:
-            if self.backfill.due():
-                self.backfill.run()
+            self.backfill.run_now()
             self.intake.drain()
         with self.ledger.lock:
             self.ledger.persist()

@@ -37,7 +37,7 @@ from ..config.options import QUARANTINE_DIR, STATE_DIR
 from ..core import aws
 from ..core.endpoint import Endpoint
 from ..core.errors import StateError, UsageError
-from ..core.files import S3File, key_base, key_variants_prefix
+from ..core.files import INVENTORIED, S3File, key_base, key_variants_prefix
 from ..core.retry import retry_call
 from ..core.units import to_ms
 from ..core.vocabulary import FileStatus
@@ -49,7 +49,7 @@ from .store import open_store
 
 PENDING, PLANNED, COMMITTED = FileStatus.PENDING, FileStatus.PLANNED, FileStatus.COMMITTED
 STATUSES = tuple(s.value for s in FileStatus)
-NOTIFICATION, LISTING = "notification", "listing"
+NOTIFICATION, LISTING, INVENTORY = "notification", "listing", "inventory"
 PROGRESS_EVERY = 50_000      # files read between two progress calls
 RESTORE_ATTEMPTS = 3         # the job prunes old versions; a copy that loses the race starts again
 log = logging.getLogger("s3sqs.state")
@@ -117,7 +117,7 @@ def file_status(seq: int, planned: bool, committed_through: int, problem: dict |
 
 
 def origin(f: S3File) -> str:
-    return LISTING if f.listed else NOTIFICATION
+    return LISTING if f.listed else INVENTORY if f.event_name == INVENTORIED else NOTIFICATION
 
 
 def key_query(text: str) -> tuple[str | None, str]:
