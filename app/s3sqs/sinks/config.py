@@ -100,9 +100,6 @@ def sink_config(args: Any) -> SinkConfig:
         raise SinkError("--table-writer applies to --sink delta or iceberg; the parquet sink is Spark's file sink")
     if table_writer not in TABLE_WRITERS:
         raise SinkError(f"--table-writer {table_writer!r}: one of {', '.join(TABLE_WRITERS)}")
-    if kind == "delta" and table_writer == "spark" and args.target_file_size:
-        raise SinkError("--target-file-size applies to the python writer and to iceberg; Spark's Delta writer "
-                        "writes a file per task and partition (compact the table with OPTIMIZE)")
     fields: dict[str, Any] = {"kind": kind, "partition_by": partition_by, "--target-file-size": size,
                               "transform": transform, "table_writer": table_writer}
     if kind == "parquet":
@@ -118,14 +115,18 @@ def sink_config(args: Any) -> SinkConfig:
         flag = "--table" if args.table else "--output"
         fields.update(table=_location(args.table or output, flag, endpoint), table_flag=flag)
     else:
+        check_catalog_writer(args.catalog or "glue", table_writer)
         fields.update(table_name=iceberg_table_name(args.table, args.catalog),
                       catalog=catalog_config(args.catalog, args.catalog_uri, args.warehouse, output, endpoint))
-        check_catalog_writer(fields["catalog"].kind, table_writer)
     try:
-        return SinkConfig.model_validate(fields)
+        cfg = SinkConfig.model_validate(fields)
     except ValidationError as e:
         raise SinkError(one_line(e, lambda loc: str(loc[0]) if str(loc[0]).startswith("--") else f"--{loc[0]}")) \
             from None
+    if kind == "delta" and table_writer == "spark" and args.target_file_size:
+        raise SinkError("--target-file-size applies to the python writer and to iceberg; Spark's Delta writer "
+                        "writes a file per task and partition (compact the table with OPTIMIZE)")
+    return cfg
 
 
 def iceberg_table_name(text: str | None, catalog: str | None) -> str:
