@@ -33,6 +33,8 @@ EMR_JARS = {
     "iceberg": ("/usr/share/aws/iceberg/lib/iceberg-spark3-runtime.jar",),
 }
 ACCEPT_ANY_SCHEMA = "write.spark.accept-any-schema"
+WRITER_CLASS = {"delta": "io.delta.sql.DeltaSparkSessionExtension",
+                "iceberg": "org.apache.iceberg.spark.SparkCatalog"}
 
 
 def uses_spark_writer(cfg: SinkConfig) -> bool:
@@ -78,6 +80,7 @@ def iceberg_create_properties(cfg: SinkConfig) -> dict[str, str]:
 def spark_table_writer(df, cfg: SinkConfig):
     """The DataStreamWriter into the table, not yet started (`start` starts it). Creates the Iceberg table
     (and its namespace) when it does not exist, with the stream's schema and --partition-by."""
+    check_classpath(df.sparkSession, cfg)
     missing = [c for c in cfg.partition_by if c not in df.columns]
     if missing:
         raise SinkError(f"--partition-by {','.join(missing)}: not in the output (its columns: "
@@ -90,6 +93,20 @@ def spark_table_writer(df, cfg: SinkConfig):
     # fanout: a task may hold rows of several partitions in any order, as a micro-batch's files do
     return (df.writeStream.format("iceberg").outputMode("append").option("fanout-enabled", "true")
             .option("merge-schema", "true"))
+
+
+def check_classpath(spark, cfg: SinkConfig) -> None:
+    """Spark only warns when a session extension is missing; say plainly that the writer's jars are not there."""
+    from py4j.protocol import Py4JJavaError
+
+    name = WRITER_CLASS[cfg.kind]
+    try:
+        spark.sparkContext._jvm.java.lang.Thread.currentThread().getContextClassLoader().loadClass(name)
+    except Py4JJavaError:
+        raise SinkError(f"--table-writer spark: Spark's {cfg.kind} writer ({name}) is not on Spark's classpath; "
+                        f"give spark-submit its jars (on EMR: --conf spark.jars={','.join(EMR_JARS[cfg.kind])}; "
+                        f"locally, after make setup: --jars $(python -m devtools.jars path {cfg.kind})), or use "
+                        "--table-writer python") from None
 
 
 def start(writer, cfg: SinkConfig):
