@@ -3,7 +3,7 @@ side by side, fed by this source's replays:
 
 1. SIGKILL each job while Spark's writer is writing batch k, the one holding PAUSE_FILE (a task is blocked
    in the source's read of that file; k is 1 or 2, as the first receive window hands out files): the
-   table has batches 0..k-1 only, and batch k's files written so far are orphans.
+   table has batches 0..k-1 only (whatever batch k's writer had begun is in no table commit).
 2. Also remove Spark's log of batch k's offsets and of batch k-1's commit: the state a crash leaves
    between batch k-1's table commit and Spark's commit log (the source's index may already hold later
    files, as when Spark discards a planned offset). So the restart replays batch k-1, already in the
