@@ -250,8 +250,11 @@ class ConsumerConfig(_Section):
     must lie within the filter's, or the consumer would never receive an event."""
 
     name: _Required(CONSUMER_NAME_RE, CONSUMER_NAME_RULE) = Field(None, validate_default=True)
-    account_id: _Required(ACCOUNT_ID_RE, "a 12-digit AWS account id string") = Field(
-        None, alias="accountId", validate_default=True)
+    # Left out: a consumer in the deploying account, whose queue and objects only its job role (made by the
+    # stack) reads; no principal of any account is granted anything.
+    account_id: _Matching(ACCOUNT_ID_RE, "a 12-digit AWS account id string, or leave the key out for a consumer "
+                                         "that only the stack's own job role reads") | None = Field(
+        None, alias="accountId")
     prefix: _KeyPart = ""
     max_receive_count: _Int(1, 1000) = Field(DEFAULT_MAX_RECEIVE_COUNT, alias="maxReceiveCount")
     visibility_timeout_seconds: _Int(0, 43200) = Field(300, alias="visibilityTimeoutSeconds")
@@ -275,6 +278,8 @@ class ConsumerConfig(_Section):
     def _for_account(cls, raw: Any, info: ValidationInfo) -> AccountAccessConfig | None:
         if raw is None or "account_id" not in info.data:  # without a valid account its error comes first
             return None
+        if info.data["account_id"] is None:
+            raise ValueError("needs the consumer's accountId: accountAccess grants that account")
         return AccountAccessConfig.model_validate(raw, context={"account": info.data["account_id"]})
 
     @property
@@ -446,7 +451,7 @@ class StackConfig(BaseModel):
     @classmethod
     def _principals(cls, raw: Any, info: ValidationInfo) -> tuple[str, ...]:
         items = _expect([] if raw is None else raw, list)
-        accounts = sorted({c.account_id for c in info.data.get("consumers", ())})
+        accounts = sorted({c.account_id for c in info.data.get("consumers", ()) if c.account_id})
         return _each(items, lambda item, before: _principal(item, before, accounts))
 
     @model_validator(mode="after")
@@ -454,6 +459,8 @@ class StackConfig(BaseModel):
         """Every consumer is granted to roles, or to its account with explicit conditions; never both, never neither.
         Checked once every section is valid."""
         for i, c in enumerate(self.consumers):
+            if c.account_id is None:  # the stack's own job role reads it; nobody else is granted anything
+                continue
             roles = [p for p in self.cross_account_principals if principal_account(p) == c.account_id]
             if c.account_access is not None and roles:
                 raise _error_at(("consumers", i, "accountAccess"), (
@@ -464,11 +471,14 @@ class StackConfig(BaseModel):
                     f"no principal for account {c.account_id}, and granting the whole account needs saying so; "
                     f"allowed: add its roles to crossAccountPrincipals (arn:aws:iam::{c.account_id}:role/<name>), "
                     f'or set consumers[{i}].accountAccess to {{"principalArnLike": '
-                    f'["arn:aws:iam::{c.account_id}:role/<name-pattern>"]}} and/or {{"principalOrgId": "o-..."}}'))
+                    f'["arn:aws:iam::{c.account_id}:role/<name-pattern>"]}} and/or {{"principalOrgId": "o-..."}}; '
+                    "or, for a consumer whose job runs in the deploying account, leave accountId out"))
         return self
 
     def principals_for(self, consumer: ConsumerConfig) -> tuple[str, ...]:
         """The roles listed for the consumer's account; with `accountAccess`, the account root instead."""
+        if consumer.account_id is None:
+            return ()
         if consumer.account_access is not None:
             return (f"arn:aws:iam::{consumer.account_id}:root",)
         return tuple(p for p in self.cross_account_principals if principal_account(p) == consumer.account_id)

@@ -260,6 +260,31 @@ class ConsumerQueue(Construct):
         )
         # SNS must be allowed to send before the subscription starts delivering.
         self.subscription.node.add_dependency(self.queue.node.find_child("Policy"))
+        if grant.principals:  # none for a consumer of the deploying account: only its job role reads
+            self._grant_consumer(grant, encryption_key, queue_arn, consumer)
+
+        period = Duration.seconds(alarms.period_seconds)
+        self.dlq_alarm = reaches_alarm(
+            self, "DlqMessagesAlarm", alarms, alarm_action,
+            name=alarm_name(stack.stack_name, consumer.name, "dlq-messages"),
+            description=f"Messages for consumer {consumer.name} reached its dead-letter queue: "
+                        f"redrive-dlq inspect --consumer {consumer.name}",
+            metric=self.dlq.metric_approximate_number_of_messages_visible(period=period, statistic="Maximum"),
+            threshold=alarms.dlq_messages_threshold,
+        )
+        # SQS's own age of the oldest message: the job cannot see it (no queue attribute carries it).
+        self.age_alarm = reaches_alarm(
+            self, "OldestMessageAgeAlarm", alarms, alarm_action,
+            name=alarm_name(stack.stack_name, consumer.name, "oldest-message-age"),
+            description=f"Consumer {consumer.name} is falling behind, or its job is down: its oldest message is "
+                        "too old",
+            metric=self.queue.metric_approximate_age_of_oldest_message(period=period, statistic="Maximum"),
+            threshold=alarms.oldest_message_age_seconds,
+        )
+
+    def _grant_consumer(self, grant: ConsumerGrant, encryption_key: kms.IKey | None, queue_arn: str,
+                        consumer: ConsumerConfig) -> None:
+        """The consumer's principals may consume the queue (and decrypt it, through SQS only)."""
         self.queue.add_to_resource_policy(
             iam.PolicyStatement(
                 sid="AllowConsumerAccount",
@@ -284,25 +309,6 @@ class ConsumerQueue(Construct):
                     }}, grant.conditions),
                 )
             )
-
-        period = Duration.seconds(alarms.period_seconds)
-        self.dlq_alarm = reaches_alarm(
-            self, "DlqMessagesAlarm", alarms, alarm_action,
-            name=alarm_name(stack.stack_name, consumer.name, "dlq-messages"),
-            description=f"Messages for consumer {consumer.name} reached its dead-letter queue: "
-                        f"redrive-dlq inspect --consumer {consumer.name}",
-            metric=self.dlq.metric_approximate_number_of_messages_visible(period=period, statistic="Maximum"),
-            threshold=alarms.dlq_messages_threshold,
-        )
-        # SQS's own age of the oldest message: the job cannot see it (no queue attribute carries it).
-        self.age_alarm = reaches_alarm(
-            self, "OldestMessageAgeAlarm", alarms, alarm_action,
-            name=alarm_name(stack.stack_name, consumer.name, "oldest-message-age"),
-            description=f"Consumer {consumer.name} is falling behind, or its job is down: its oldest message is "
-                        "too old",
-            metric=self.queue.metric_approximate_age_of_oldest_message(period=period, statistic="Maximum"),
-            threshold=alarms.oldest_message_age_seconds,
-        )
 
 
 def reaches_alarm(

@@ -181,13 +181,14 @@ class StreamingStack(Stack):
             self.consumer_queues[consumer.name] = cq
             self.job_roles[consumer.name] = role
             self.log_groups[consumer.name] = log_group
-            self.read_statements.append(iam.PolicyStatement(
-                sid=f"CrossAccountRead{consumer.construct_id}",
-                principals=[iam.ArnPrincipal(p) for p in grant.principals],
-                actions=["s3:GetObject", "s3:GetObjectVersion"],
-                resources=[source.arn_for_objects(cfg.read_pattern(consumer))],
-                conditions=grant.conditions or None,
-            ))
+            if grant.principals:  # a consumer of the deploying account is read by its job role alone
+                self.read_statements.append(iam.PolicyStatement(
+                    sid=f"CrossAccountRead{consumer.construct_id}",
+                    principals=[iam.ArnPrincipal(p) for p in grant.principals],
+                    actions=["s3:GetObject", "s3:GetObjectVersion"],
+                    resources=[source.arn_for_objects(cfg.read_pattern(consumer))],
+                    conditions=grant.conditions or None,
+                ))
             consumers_out[consumer.name] = {
                 "queueUrl": cq.queue.queue_url,
                 "queueArn": cq.queue.queue_arn,
@@ -201,6 +202,8 @@ class StreamingStack(Stack):
                 "logUri": self.artifacts_bucket.s3_url_for_object(monitoring),
                 "logGroupName": log_group.log_group_name,
                 "dashboardName": dashboard_name(self.stack_name, consumer.name),
+                # The only Glue database its job role may use for Iceberg tables ("" when it has none).
+                "icebergGlueDatabase": consumer.iceberg_glue_database or "",
             }
             CfnOutput(self, f"{consumer.construct_id}QueueUrl", value=cq.queue.queue_url,
                       description=f"Queue of consumer {consumer.name}")
@@ -230,6 +233,8 @@ class StreamingStack(Stack):
                 )
 
     def _outputs(self, consumers_out: dict) -> None:
+        # The tools take their region from here, so a shell set to another region cannot send them elsewhere.
+        CfnOutput(self, "Region", value=Aws.REGION, description="Region the stack is deployed in")
         CfnOutput(self, "TopicArn", value=self.topic.topic_arn, description="SNS fan-out topic")
         CfnOutput(self, "SourceBucketName", value=self.source_bucket.bucket_name,
                   description="Bucket whose ObjectCreated events are streamed")
@@ -249,4 +254,5 @@ class StreamingStack(Stack):
             CfnOutput(self, "KmsKeyArn", value=self.key.key_arn, description="Customer-managed key of this stack")
         CfnOutput(self, "Consumers", value=self.to_json_string(consumers_out),
                   description="JSON: consumer name -> queueUrl, queueArn, dlqUrl, dlqArn, jobRoleArn, prefix, "
-                              "checkpointUri, outputUri, artifactsUri, logUri, logGroupName, dashboardName")
+                              "checkpointUri, outputUri, artifactsUri, logUri, logGroupName, dashboardName, "
+                              "icebergGlueDatabase")

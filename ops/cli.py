@@ -58,10 +58,28 @@ def add_stack_args(p: argparse.ArgumentParser, *, used_for: str = "") -> None:
 
 
 def add_aws_args(p: argparse.ArgumentParser) -> None:
-    """--region and --endpoint-url: which AWS, or which local stand-in for it."""
-    p.add_argument("--region", metavar="REGION", help="AWS region (default: AWS_REGION or the profile's)")
+    """--profile, --region and --endpoint-url: whose credentials, which AWS, or which local stand-in for it."""
+    p.add_argument("--profile", metavar="NAME",
+                   help="AWS profile to use (default: AWS_PROFILE, or the default credential chain)")
+    p.add_argument("--region", metavar="REGION",
+                   help="AWS region (default: the stack's Region output when the outputs file is read, else "
+                        "AWS_REGION or the profile's)")
     p.add_argument("--endpoint-url", metavar="URL",
                    help="AWS API endpoint, e.g. the local stack's http://127.0.0.1:5000")
+
+
+def add_json_arg(p: argparse.ArgumentParser, *, what: str = "one JSON object") -> None:
+    """--json: what a read command prints, for scripts (`| jq`)."""
+    p.add_argument("--json", action="store_true", help=f"print {what} instead of text")
+
+
+def parse_args(p: argparse.ArgumentParser, argv: list[str] | None) -> argparse.Namespace:
+    """Parse, then apply --profile to every AWS client this process makes (boto3, and the table libraries,
+    read AWS_PROFILE), so no call can use other credentials than the ones named."""
+    args = p.parse_args(argv)
+    if getattr(args, "profile", None):
+        os.environ["AWS_PROFILE"] = args.profile
+    return args
 
 
 def add_consumer_arg(p: argparse.ArgumentParser, *, required: bool = False,
@@ -109,7 +127,29 @@ def stack_outputs(args: argparse.Namespace, *, needed_for: str | None = "") -> S
     if needed_for and not args.outputs_file and not Path(path).is_file():
         raise OutputsError(f"{needed_for} comes from the stack outputs, but {path} (the default --outputs-file) "
                            "does not exist: pass --outputs-file FILE, or give the value by its flag")
-    return load_outputs(path, args.stack)
+    outputs = load_outputs(path, args.stack)
+    if hasattr(args, "region"):
+        args.region = stack_region(args.region, outputs, path)
+    return outputs
+
+
+def stack_region(given: str | None, outputs: StackOutputs, path: str) -> str | None:
+    """The region to call for this stack: its `Region` output. A --region that names another region is refused
+    (every id in the file lives in the stack's region); outputs without one leave the choice to --region or the
+    environment, as before."""
+    stack = outputs.values.get("Region")
+    if not stack:
+        return given
+    if given and given != stack:
+        raise OutputsError(f"--region {given}, but stack {outputs.stack_name} in {path} is in {stack}: leave "
+                           f"--region out (the stack's region is used), or pass the outputs file of the stack "
+                           f"deployed in {given}")
+    from ops.aws import configured_region
+
+    configured = configured_region()
+    if configured and configured != stack:
+        say(f"note: using region {stack} from {path} (the environment says {configured})")
+    return stack
 
 
 def passthrough(args: argparse.Namespace) -> list[str]:

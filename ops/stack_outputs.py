@@ -32,6 +32,8 @@ class ConsumerOutputs:
     log_uri: str = ""         # where EMR writes its job logs, the only place there its job role may write
     log_group_name: str = ""  # its CloudWatch Logs group
     dashboard_name: str = ""  # its CloudWatch dashboard
+    # The Glue database its job role may keep Iceberg tables in: "" for none, None when the outputs predate it.
+    iceberg_glue_database: str | None = None
 
 
 @dataclass(frozen=True)
@@ -64,6 +66,7 @@ class StackOutputs:
                 checkpoint_uri=c.get("checkpointUri", ""), output_uri=c.get("outputUri", ""),
                 artifacts_uri=c.get("artifactsUri", ""), log_uri=c.get("logUri", ""),
                 log_group_name=c.get("logGroupName", ""), dashboard_name=c.get("dashboardName", ""),
+                iceberg_glue_database=c.get("icebergGlueDatabase"),
             )
         except KeyError as e:
             raise OutputsError(f"consumer {name!r} in output 'Consumers' lacks {e.args[0]!r}") from None

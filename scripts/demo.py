@@ -296,7 +296,7 @@ def compact_table(fmt: str, work: Path) -> bool:
     from ops.compaction.cli import main as compact
     args = (["--format", "delta", "--table", str(work / "delta" / "table")] if fmt == "delta" else
             ["--format", "iceberg", "--table", "demo.orders", "--catalog", "sql",
-             "--catalog-uri", f"sqlite:///{work / 'iceberg' / 'catalog.db'}"])
+             "--catalog-uri", f"sqlite:///{work / 'iceberg' / 'catalog.db'}"]) + ["--apply"]
     print(f"  {fmt}: .venv/bin/compact-table {shlex.join(args)}", flush=True)
     return compact(args) == 0
 

@@ -3,12 +3,15 @@ throughout, and every link points at a file and heading that exist."""
 from __future__ import annotations
 
 import argparse
+import json
 import re
 import subprocess
+import textwrap
 from pathlib import Path
 
 import pytest
 
+from ops.compaction import cli as compaction_cli
 from ops.emr import cli as emr_cli
 from ops.local_stack import cli as local_stack_cli
 from ops.onboarding import cli as onboarding_cli
@@ -21,7 +24,8 @@ DOCS = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
 TOOL_DOCS = (REPO / "docs" / "emr.md", REPO / "docs" / "operations.md")
 PARSERS = {"package-job": packaging_cli.parser, "submit-job": emr_cli.submit_parser, "job-runs": emr_cli.runs_parser,
            "onboard-account": onboarding_cli.parser, "redrive-dlq": redrive_cli.parser,
-           "local-stack": local_stack_cli.parser, "source-state": state_cli.parser}
+           "local-stack": local_stack_cli.parser, "source-state": state_cli.parser,
+           "compact-table": compaction_cli.parser}
 
 
 def flags(parser: argparse.ArgumentParser, name: str) -> list[tuple[str, str]]:
@@ -78,3 +82,56 @@ def test_links_between_the_docs_resolve():
             assert dest.exists(), f"{doc.name}: link to {target}"
             if anchor and dest.suffix == ".md":
                 assert anchor in _anchors(dest), f"{doc.name}: no heading #{anchor} in {dest.name}"
+
+
+# ---------------------------------------------------------------- README.md's "On AWS in 15 minutes"
+
+QUICK_START = "## On AWS in 15 minutes"
+
+
+def quick_start_section() -> str:
+    text = (REPO / "README.md").read_text()
+    start = text.index(QUICK_START)
+    end = text.index("\n## ", start + len(QUICK_START))
+    return text[start:end]
+
+
+def _blocks(section: str, lang: str) -> list[str]:
+    """The fenced code blocks of one language, without their indentation."""
+    return [textwrap.dedent(b) for b in re.findall(rf"^[ ]*```{lang}\n(.*?)^[ ]*```", section, flags=re.M | re.S)]
+
+
+def quick_start_context() -> dict:
+    """The cdk.json context the section tells the reader to set."""
+    (block,) = _blocks(quick_start_section(), "json")
+    return json.loads(block)
+
+
+def quick_start_commands() -> list[str]:
+    """Each shell command of the section, in order, continuation lines joined."""
+    commands = []
+    for block in _blocks(quick_start_section(), "bash"):
+        commands += [c.strip() for c in re.split(r"(?<!\\)\n", block) if c.strip()]
+    return commands
+
+
+def test_the_quick_start_is_near_the_top_and_names_the_operator_s_permissions():
+    text = (REPO / "README.md").read_text()
+    assert text.index(QUICK_START) < text.index("## Layout") < text.index("## Using the source")
+    section = quick_start_section()
+    for action in ("emr-serverless:GetApplication", "iam:PassRole", "logs:GetLogEvents", "s3:PutObject"):
+        assert action in section
+    steps = "\n".join(quick_start_commands())
+    for step in ("npx cdk deploy --outputs-file cdk-outputs.json", "package-job", "--apply --wait", "aws s3 cp",
+                 "job-runs logs", "source-state files --consumer orders", "npx cdk destroy"):
+        assert step in steps, step
+
+
+def test_the_readme_lists_every_auto_loader_option_the_source_knows():
+    from s3sqs.config.options import AUTO_LOADER_RENAMED, AUTO_LOADER_SAME, AUTO_LOADER_UNSUPPORTED
+
+    text = (REPO / "README.md").read_text()
+    section = text[text.index("#### Coming from Auto Loader"):text.index("The output always has exactly")]
+    for name in [f"cloudFiles.{n}" for n in AUTO_LOADER_SAME] + list(AUTO_LOADER_RENAMED) + list(AUTO_LOADER_UNSUPPORTED):
+        short = name.rsplit(".", 1)[-1] if name.startswith("cloudFiles.schemaInference") else name
+        assert f"`{name}`" in section or f"`.{short}`" in section, name

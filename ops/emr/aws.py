@@ -2,6 +2,7 @@
 list, follow and look up job runs."""
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -64,7 +65,86 @@ def upload_artifacts(s3, dist: Path, manifest: dict, locations: ArtifactLocation
     return uploaded
 
 
-def check_application(emr, application_id: str, manifest: dict, declared_arch: str | None = None) -> dict:
+def not_found_in_region(what: str, region: str | None, e: ClientError) -> SubmitError:
+    """An id from the outputs file that the region does not know: most often the wrong region."""
+    return SubmitError(f"{what}: {e.response.get('Error', {}).get('Message') or e} in region {region}; the ids "
+                       "come from the outputs file, so the stack is likely in another region: pass --region, or "
+                       "the --outputs-file of the stack deployed in this one")
+
+
+def get_run(emr, application_id: str, run_id: str, region: str | None = None) -> dict:
+    try:
+        return emr.get_job_run(applicationId=application_id, jobRunId=run_id)["jobRun"]
+    except ClientError as e:
+        if aws.error_code(e) in ("ResourceNotFoundException", "ValidationException"):
+            raise not_found_in_region(f"job run {run_id} of application {application_id}", region, e) from None
+        raise
+
+
+def print_logs(logs, emr, application_id: str, run: dict, stream: str, *, follow: bool, limit: int | None,
+               as_json: bool, poll_seconds: float, out=None) -> int:
+    """Print the driver's log lines of a run (the newest `limit`), and with `follow` the new ones until the run
+    ends. Lines of every attempt come in time order."""
+    out = out or sys.stdout
+    where = runs.driver_log_prefix(run, application_id)
+    if where is None:
+        monitoring = run.get("configurationOverrides", {}).get("monitoringConfiguration", {})
+        s3 = monitoring.get("s3MonitoringConfiguration", {})
+        raise SubmitError(f"job run {run['jobRunId']} does not log to CloudWatch Logs; its logs are under "
+                          f"{s3.get('logUri', 'its S3 logUri')}")
+    group, prefix = where
+    tokens: dict[str, str | None] = {}
+
+    def emit(newest: int | None = None) -> int:
+        events = sorted((e["timestamp"], name, e["message"].rstrip("\n"))
+                        for name in _driver_streams(logs, group, prefix, stream)
+                        for e in _new_events(logs, group, name, tokens))
+        for ts, name, message in events[-newest:] if newest else events:
+            print(json.dumps({"timestamp": ts, "stream": name, "message": message}) if as_json else message,
+                  file=out, flush=True)
+        return len(events)
+
+    if not emit(limit) and not follow:
+        print(f"no {stream} lines yet in {group} under {prefix}", file=sys.stderr, flush=True)
+    while follow:
+        ended = runs.done_waiting(get_run(emr, application_id, run["jobRunId"])["state"])
+        emit()  # after the state: what the run wrote before it ended is printed too
+        if ended:
+            break
+        time.sleep(poll_seconds)
+    return 0
+
+
+def _driver_streams(logs, group: str, prefix: str, stream: str) -> list[str]:
+    names = []
+    try:
+        for page in logs.get_paginator("describe_log_streams").paginate(logGroupName=group, logStreamNamePrefix=prefix):
+            names += [s["logStreamName"] for s in page.get("logStreams", [])]
+    except ClientError as e:
+        if aws.error_code(e) == "ResourceNotFoundException":
+            raise SubmitError(f"log group {group} does not exist: is the stack deployed in this region?") from None
+        raise
+    return sorted(n for n in names if runs.is_driver_stream(n, stream))
+
+
+def _new_events(logs, group: str, name: str, tokens: dict) -> list[dict]:
+    """The events of one stream since the last call (GetLogEvents' forward token), oldest first."""
+    events = []
+    while True:
+        kwargs = {"logGroupName": group, "logStreamName": name, "startFromHead": True}
+        if tokens.get(name):
+            kwargs["nextToken"] = tokens[name]
+        page = logs.get_log_events(**kwargs)
+        events += page.get("events", [])
+        token = page.get("nextForwardToken")
+        if not page.get("events") or token == tokens.get(name):
+            tokens[name] = token
+            return events
+        tokens[name] = token
+
+
+def check_application(emr, application_id: str, manifest: dict, declared_arch: str | None = None,
+                      region: str | None = None) -> dict:
     """The application exists, runs, and has the CPU dist/ was built for.
 
     GetApplication's `architecture` decides; the stack's EmrArchitecture output stands in where the
@@ -73,6 +153,8 @@ def check_application(emr, application_id: str, manifest: dict, declared_arch: s
     try:
         app = emr.get_application(applicationId=application_id)["application"]
     except ClientError as e:
+        if aws.error_code(e) == "ResourceNotFoundException":
+            raise not_found_in_region(f"EMR Serverless application {application_id}", region, e) from None
         raise SubmitError(f"EMR Serverless application {application_id}: {e}") from None
     want = manifest["target"]["emr_architecture"]
     have = app.get("architecture") or declared_arch or "X86_64"
@@ -86,7 +168,7 @@ def check_application(emr, application_id: str, manifest: dict, declared_arch: s
     return app
 
 
-def list_runs(emr, application_id: str, states=(), limit: int | None = None) -> list[dict]:
+def list_runs(emr, application_id: str, states=(), limit: int | None = None, region: str | None = None) -> list[dict]:
     """Job run summaries as the API orders them (newest first)."""
     summaries: list[dict] = []
     try:
@@ -99,8 +181,13 @@ def list_runs(emr, application_id: str, states=(), limit: int | None = None) -> 
     except ClientError as e:
         # moto answers ResourceNotFound for an application that has never had a run; AWS, an empty list.
         if aws.error_code(e) == "ResourceNotFoundException" and not summaries:
-            emr.get_application(applicationId=application_id)  # still raises if the application is gone
+            try:
+                emr.get_application(applicationId=application_id)  # still raises if the application is gone
+            except ClientError as gone:
+                raise not_found_in_region(f"EMR Serverless application {application_id}", region, gone) from None
             return []
+        if aws.error_code(e) == "ResourceNotFoundException":
+            raise not_found_in_region(f"EMR Serverless application {application_id}", region, e) from None
         raise
     return summaries if limit is None else summaries[:limit]
 
@@ -128,8 +215,10 @@ def dashboard_url(emr, application_id: str, run_id: str) -> str | None:
 
 
 def wait_for_run(emr, application_id: str, run_id: str, poll_seconds: float = 10.0,
-                 timeout_seconds: float | None = None, out=None, show_dashboard: bool = False) -> dict:
-    """Print each state change until the run ends; returns the final GetJobRun jobRun.
+                 timeout_seconds: float | None = None, out=None, show_dashboard: bool = False,
+                 until_running: bool = False) -> dict:
+    """Print each state change until the run ends (or, with until_running, until it runs); returns the last
+    GetJobRun jobRun.
 
     With show_dashboard, also the pre-signed Spark UI link once the run has one (never by default: the link
     opens the UI for whoever holds it)."""
@@ -151,7 +240,7 @@ def wait_for_run(emr, application_id: str, run_id: str, poll_seconds: float = 10
             if url:
                 print(f"dashboard: {url}", file=out, flush=True)
                 shown_dashboard = True
-        if state in runs.TERMINAL_STATES:
+        if runs.done_waiting(state, until_running):
             return run
         if deadline is not None and time.monotonic() > deadline:
             raise SubmitError(f"job run {run_id} still {state} after {timeout_seconds:.0f} s")

@@ -46,3 +46,61 @@ def _check_columns(flag: str, columns: tuple[str, ...], schema: Schema) -> None:
         if c not in schema.names:
             raise SubmitError(f"{flag}: column {c!r} is not in --schema{did_you_mean(c, schema.names)}; "
                               f"its columns are: {', '.join(schema.names)}")
+
+
+# ---------------------------------------------------------------- where an EMR run keeps what must outlive it
+
+# Source options that name a place the job writes to: on EMR it must be the consumer's S3 prefixes, or the
+# state and output would live on the container's disk and vanish with it, after the messages were deleted.
+WRITTEN_OPTIONS = ("stateLocation", "quarantineLocation", "schemaLocation")
+
+
+def _under(uri: str, prefix: str) -> bool:
+    u, p = uri.rstrip("/") + "/", prefix.rstrip("/") + "/"
+    return u.startswith(p)
+
+
+def check_emr_location(flag: str, uri: str, allowed: tuple[str, ...]) -> None:
+    """`uri` is an s3:// location inside one of the consumer's `allowed` prefixes (the ones its job role may
+    write); empty prefixes (outputs that predate them) only require s3://."""
+    if not uri.startswith("s3://") or len(uri) <= 5 or uri[5] == "/":
+        within = f" under {' or '.join(a for a in allowed if a)}" if any(allowed) else ""
+        raise SubmitError(f"{flag} {uri}: an EMR run needs an s3:// location{within}; a local path would live on "
+                          "the job's container and vanish when it ends, after the queue's messages are deleted")
+    given = [a for a in allowed if a]
+    if given and not any(_under(uri, a) for a in given):
+        raise SubmitError(f"{flag} {uri}: outside the consumer's prefixes, which its job role alone may write; "
+                          f"use a location under {' or '.join(given)} (or leave the flag out for the default)")
+
+
+def check_emr_locations(checkpoint: str, output: str, options: dict[str, str], sink: str, table: str | None,
+                        checkpoint_uri: str, output_uri: str) -> None:
+    """Every place the job writes, for an EMR run: checkpoint, output, the source's state, quarantine and
+    schema locations, and a Delta table's location."""
+    check_emr_location("--checkpoint", checkpoint, (checkpoint_uri,))
+    check_emr_location("--output", output, (output_uri,))
+    wanted = {k.lower(): k for k in WRITTEN_OPTIONS}
+    for key, value in options.items():
+        name = wanted.get(key.lower().removeprefix("spark.s3conn."))
+        if name:
+            check_emr_location(f"--option {key}", value, (checkpoint_uri, output_uri))
+    if sink == "delta" and table:
+        check_emr_location("--table", table, (output_uri,))
+    base = next((v for k, v in options.items() if k.lower().removeprefix("spark.s3conn.") == "basepath"), None)
+    if base is not None and not base.startswith("s3://"):
+        raise SubmitError(f"--option basePath={base}: an EMR run lists s3:// locations only (the source bucket)")
+
+
+def check_iceberg_database(table: str | None, consumer: str, database: str | None) -> None:
+    """An Iceberg table lives in the one Glue database the consumer's job role may use (`icebergGlueDatabase`
+    in cdk.json, published in the Consumers output). None: outputs that predate the key, not checked."""
+    if database is None or table is None:
+        return
+    namespace = table.rsplit(".", 1)[0] if "." in table else ""
+    if not database:
+        raise SubmitError(f"--sink iceberg: consumer {consumer!r} has no icebergGlueDatabase in cdk.json, so its job "
+                          "role has no Glue access; add \"icebergGlueDatabase\": \"<database>\" to the consumer in "
+                          "cdk.json and deploy, or use a consumer that has one")
+    if namespace != database:
+        raise SubmitError(f"--table {table}: consumer {consumer!r} may only keep Iceberg tables in Glue database "
+                          f"{database!r} (its icebergGlueDatabase); use --table {database}.{table.rsplit('.', 1)[-1]}")

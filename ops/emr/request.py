@@ -10,7 +10,9 @@ from dataclasses import dataclass, field
 from infra.contract import checkpoint_prefix, emr_logs_prefix, job_artifacts_prefix, log_group_name, output_prefix
 from ops.cli import command
 from ops.emr import SubmitError
-from ops.packaging.target import CONNECTOR_ARCHIVE_ALIAS, ENV_ARCHIVE_ALIAS
+from ops.packaging.target import (
+    CONNECTOR_ARCHIVE_ALIAS, CONNECTOR_NAME, ENTRY_POINT_NAME, ENV_ARCHIVE_ALIAS, Target, arch_for,
+)
 from ops.stack_outputs import StackOutputs
 
 ENV_PYTHON = f"./{ENV_ARCHIVE_ALIAS}/bin/python"
@@ -57,6 +59,20 @@ class JobSpec:
     @property
     def job_name(self) -> str:
         return self.name or f"s3sqs-{self.consumer}"
+
+
+# Where a preview without dist/ shows the content digest that package-job's build will put in each key.
+PREVIEW_DIGEST = "<package-job>"
+
+
+def preview_manifest(emr_architecture: str | None) -> dict:
+    """A stand-in for dist/manifest.json, so the request can be previewed before anything is built: the
+    artifact names package-job will write for the stack's CPU, with a placeholder digest in their keys."""
+    target = Target(arch=arch_for(emr_architecture or "X86_64"))
+    names = (ENTRY_POINT_NAME, CONNECTOR_NAME, target.env_archive_name)
+    return {"preview": True, "target": {"emr_architecture": target.emr_architecture},
+            "entry_point": ENTRY_POINT_NAME, "connector": CONNECTOR_NAME, "environment": target.env_archive_name,
+            "artifacts": {n: {"size": 0, "sha256": PREVIEW_DIGEST} for n in names}, "transform_modules": []}
 
 
 @dataclass(frozen=True)
@@ -179,7 +195,7 @@ def check_sink(spec: JobSpec, output: str, manifest: dict):
         cfg = sink_config(flags)
     except SinkError as e:
         raise SubmitError(str(e)) from None
-    if spec.transform:
+    if spec.transform and not manifest.get("preview"):  # without dist/, package-job has not chosen them yet
         module = spec.transform.split(":", 1)[0].split(".")[0]
         shipped = manifest.get("transform_modules", [])
         if module not in shipped:

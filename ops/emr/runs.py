@@ -16,6 +16,36 @@ ALL_STATES = ("SUBMITTED", "PENDING", "SCHEDULED", "QUEUED", "RUNNING", "CANCELL
 STARTING_STATES = ("SUBMITTED", "PENDING", "SCHEDULED")
 
 
+# The driver's streams EMR Serverless writes to the run's CloudWatch Logs group.
+LOG_STREAMS = ("stdout", "stderr")
+
+
+def consumer_of(run: dict) -> str | None:
+    """The consumer a run was submitted for (submit-job tags every run with it)."""
+    return (run.get("tags") or {}).get("s3sqs:consumer")
+
+
+def driver_log_prefix(run: dict, application_id: str) -> tuple[str, str] | None:
+    """(log group, stream-name prefix) of the run's driver logs in CloudWatch Logs, or None when the run does
+    not log there. EMR Serverless names each stream <prefix>/applications/<app>/jobs/<run>/.../SPARK_DRIVER/<stream>."""
+    cw = run.get("configurationOverrides", {}).get("monitoringConfiguration", {}).get(
+        "cloudWatchLoggingConfiguration", {})
+    if not cw.get("enabled") or not cw.get("logGroupName"):
+        return None
+    prefix = cw.get("logStreamNamePrefix")
+    head = f"{prefix}/" if prefix else ""
+    return cw["logGroupName"], f"{head}applications/{application_id}/jobs/{run['jobRunId']}/"
+
+
+def is_driver_stream(name: str, stream: str) -> bool:
+    return "/SPARK_DRIVER/" in name and name.rstrip("/").rsplit("/", 1)[-1].lower().startswith(stream)
+
+
+def done_waiting(state: str, until_running: bool = False) -> bool:
+    """Whether `--wait` stops following: the run has ended, or (a STREAMING run, which is meant to go on) it runs."""
+    return state in TERMINAL_STATES or (until_running and state == "RUNNING")
+
+
 def checkpoint_of(run: dict) -> str | None:
     """The --checkpoint a run (or a StartJobRun request) passes to app/job.py."""
     args = run.get("jobDriver", {}).get("sparkSubmit", {}).get("entryPointArguments", [])

@@ -41,14 +41,14 @@ def _command(args) -> int:
         f"local stack on {endpoint}: consumers {', '.join(sorted(json.loads(outputs['Consumers'])))}; "
         f"outputs in {args.outputs_file}",
         f"try the scripts with its fake credentials and endpoint:  source {args.state_dir / 'env'}",
-        "  .venv/bin/job-runs list",
-        "  .venv/bin/redrive-dlq inspect --consumer ingest",
-        "stop it with:  make local-stack-stop",
+        f"  {cli.command('job-runs')} list",
+        f"  {cli.command('redrive-dlq')} inspect --consumer {sorted(json.loads(outputs['Consumers']))[0]}",
+        f"stop it with:  make local-stack-stop  (or {cli.command('local-stack')} stop --state-dir {args.state_dir})",
     ]))
     return 0
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    args = cli.parse_args(parser(), argv)
     return cli.run(PROG, lambda: _command(args), debug=args.debug,
                    interrupted="run `make local-stack-stop` to end anything already started")

@@ -130,6 +130,6 @@ def _command(args) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    args = cli.parse_args(parser(), argv)
     return cli.run(PROG, lambda: _command(args), debug=args.debug,
                    interrupted="each policy is either fully written or untouched")

@@ -22,6 +22,16 @@ ENV_ARCHIVE_ALIAS = "environment"
 
 PYTHON_VERSIONS = ("3.11", "3.12")
 ARCHES = ("x86_64", "aarch64")
+# The same CPUs as the EMR application spells them (cdk.json's emr.architecture, the EmrArchitecture output).
+EMR_ARCHES = {"X86_64": "x86_64", "ARM64": "aarch64"}
+
+
+def arch_for(name: str) -> str:
+    """x86_64/aarch64 from either spelling (X86_64, ARM64, arm64, amd64...); unknown names are returned as given,
+    for the Target's own check."""
+    folded = {**{k.lower(): v for k, v in EMR_ARCHES.items()}, "amd64": "x86_64", "x86-64": "x86_64",
+              "x86_64": "x86_64", "aarch64": "aarch64"}
+    return folded.get(name.strip().lower(), name)
 # Amazon Linux 2023, which EMR's images run, has glibc 2.34: newer manylinux wheels would not load.
 DEFAULT_GLIBC = "2.34"
 DEFAULT_PYTHON_HOME = "/usr/bin"

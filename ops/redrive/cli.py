@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import signal
 from datetime import datetime, timezone
 from urllib.parse import urlparse
@@ -39,6 +40,7 @@ def parser() -> argparse.ArgumentParser:
     i.add_argument("--show", type=int, default=3, metavar="N", help="keys shown per group (default 3)")
     i.add_argument("--visibility-timeout", type=_visibility, default=60, metavar="S",
                    help="how long peeked messages stay hidden if the tool is killed (default 60)")
+    cli.add_json_arg(i)
     cli.retire(i, "--sample", "use --limit N, the one name for a count")
 
     r = sub.add_parser("redrive", parents=[common], allow_abbrev=False,
@@ -92,7 +94,10 @@ def _command(args) -> int:
     sqs = aws.client(aws.session(args.region), "sqs", args.endpoint_url)
     if args.command == "inspect":
         ins = sqs_side.inspect(sqs, dlq_url, args.limit, args.visibility_timeout, log=cli.say)
-        print(dlq.format_inspection(dlq_url, ins, args.depth, args.show, datetime.now(timezone.utc)))
+        if args.json:
+            print(json.dumps(dlq.inspection_json(dlq_url, ins)))
+        else:
+            print(dlq.format_inspection(dlq_url, ins, args.depth, args.show, datetime.now(timezone.utc)))
         return 0
     if args.command == "export":
         n = sqs_side.export(sqs, dlq_url, args.to_file, args.visibility_timeout, args.limit, args.overwrite,
@@ -129,7 +134,7 @@ def _on_signal(signum, frame) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = parser().parse_args(argv)
+    args = cli.parse_args(parser(), argv)
     sqs_side.reset_stop()
     signal.signal(signal.SIGINT, _on_signal)
     signal.signal(signal.SIGTERM, _on_signal)  # `kill` gets the same orderly stop as Ctrl-C

@@ -224,6 +224,18 @@ class Inspection:
         return self.visible + self.in_flight + self.delayed
 
 
+def inspection_json(dlq_url: str, ins: Inspection) -> dict:
+    """inspect --json: the counts, the source queues and every peeked message decoded."""
+    def when(t):
+        return t.isoformat(timespec="seconds") if t else None
+    return {"dlqUrl": dlq_url, "messages": ins.total, "visible": ins.visible, "inFlight": ins.in_flight,
+            "delayed": ins.delayed, "sourceQueues": list(ins.sources),
+            "oldestSent": when(oldest_sent(ins.decoded)),
+            "sample": [{"messageId": d.message_id, "sent": when(d.sent_at), "receiveCount": d.receive_count,
+                        "files": [{"bucket": f.bucket, "key": f.key, "eventTime": when(f.event_time)} for f in d.files],
+                        "error": d.error} for d in ins.decoded]}
+
+
 def format_inspection(dlq_url: str, ins: Inspection, depth: int, per_group: int, now: datetime) -> str:
     """The inspect report: counts, sources, the oldest message, then the sample grouped by key prefix."""
     lines = [f"DLQ {dlq_url}"]

@@ -147,7 +147,7 @@ def _files(view, args, since: int | None, out) -> int:
 
 
 def main(argv: list[str] | None = None, out=None) -> int:
-    args = parser().parse_args(argv)
+    args = cli.parse_args(parser(), argv)
     try:
         return cli.run(PROG, lambda: _command(args, out or sys.stdout), debug=args.debug,
                        interrupted="nothing was changed; the private copy of the state is removed")

@@ -33,9 +33,15 @@ VARIANT_CONTEXT = {
 # The cdk.json example with a customer-managed key: the third of the contexts the static checks cover.
 NEW_BUCKET_CUSTOMER_KEY_CONTEXT = {"kms": {"mode": "customer"}}
 
+# The single-account context README.md's "On AWS in 15 minutes" deploys: one consumer of the deploying account.
+SINGLE_ACCOUNT_CONTEXT = {"sourceBucket": {"mode": "new"},
+                          "consumers": [{"name": "orders", "icebergGlueDatabase": "orders_lake"}],
+                          "crossAccountPrincipals": []}
+
 # Every context the static checks (cdk-nag, cfn-lint, checkov) run on: overrides of cdk.json's context.
 CHECKED_CONTEXTS = {
     "default": {},
+    "single-account": SINGLE_ACCOUNT_CONTEXT,
     "imported-bucket-customer-key": VARIANT_CONTEXT,
     "new-bucket-customer-key": NEW_BUCKET_CUSTOMER_KEY_CONTEXT,
 }

@@ -165,11 +165,14 @@ _DELETE = object()
     ("consumers[1].maxReceiveCount", 0, "consumers[1].maxReceiveCount", "an integer from 1 to 1000"),
     ("consumers[1].maxReceiveCount", True, "consumers[1].maxReceiveCount", "expected integer"),
     ("consumers[1].maxReceiveCount", "--5", "consumers[1].maxReceiveCount", "expected integer"),
-    ("consumers[1].accountId", _DELETE, "consumers[1].accountId", "a 12-digit AWS account id"),
+    # Without an accountId a consumer is the deploying account's own: nobody outside is granted, so a role
+    # listed for its former account belongs to no consumer.
+    ("consumers[1].accountId", _DELETE, "crossAccountPrincipals[0]", "not the accountId of any consumer"),
     ("consumers[0].visibilityTimeoutSeconds", 43201, "consumers[0].visibilityTimeoutSeconds",
      "an integer from 0 to 43200"),
     ("consumers[1].accountId", 210987654321, "consumers[1].accountId", "expected string"),
     ("consumers[1].accountId", "2109876543", "consumers[1].accountId", "a 12-digit AWS account id"),
+    ("consumers[1].accountId", None, "crossAccountPrincipals[0]", "not the accountId of any consumer"),
     ("consumers[1].name", "Raw_Events", "consumers[1].name", "lower-case letters, digits and '-'"),
     ("consumers[1].name", "ingest", "consumers[1].name", "unique names"),
     ("consumers[1].prefix", "elsewhere/", "consumers[1].prefix", "a prefix starting with 'incoming/'"),
@@ -280,3 +283,22 @@ def test_an_unknown_key_fails_the_app_too(example):
 
     with pytest.raises(ConfigError, match=r"^alarm: unknown top-level context key \(did you mean 'alarms'\?\)"):
         build_app({**example, "alarm": {"dlqMessagesThreshold": 5}}, nag=False, builtin_validation=False)
+
+
+# The README's and docs/deploy.md's single-account context: one consumer of the deploying account, no
+# other account, no role to invent.
+SINGLE_ACCOUNT = {"sourceBucket": {"mode": "new"},
+                  "consumers": [{"name": "orders", "icebergGlueDatabase": "orders_lake"}]}
+
+
+def test_a_single_account_context_needs_no_principal():
+    cfg = parse_config(SINGLE_ACCOUNT)
+    (orders,) = cfg.consumers
+    assert orders.account_id is None and cfg.cross_account_principals == ()
+    assert cfg.grant_for(orders).principals == () and cfg.grant_for(orders).conditions == {}
+
+
+def test_account_access_needs_the_account():
+    bad = {**SINGLE_ACCOUNT, "consumers": [{"name": "orders", "accountAccess": {"principalOrgId": "o-a1b2c3d4e5"}}]}
+    with pytest.raises(ConfigError, match=r"consumers\[0\]\.accountAccess: .*needs the consumer's accountId"):
+        parse_config(bad)

@@ -97,3 +97,21 @@ def test_listing_needs_a_base_path():
     with pytest.raises(OptionError, match="includeExistingFiles.*set basePath"):
         parse_options({"fileFormat": "csv", "queueUrl": "https://sqs.us-east-1.amazonaws.com/1/q",
                        "stateLocation": "/tmp/x", "includeExistingFiles": "true"})
+
+
+def test_files_older_than_max_file_age_are_counted_and_named_in_the_log(bucket_with_history, moto_endpoint,
+                                                                         tmp_path, caplog):
+    """includeExistingFiles takes what maxFileAge allows; the files it leaves are counted and the limit named."""
+    s3, sqs, bucket, q = bucket_with_history
+    time.sleep(1.1)  # every object is now older than the limit below
+    d = Controller(opts(moto_endpoint, bucket, q, tmp_path / "state", maxFileAge="1s"))
+    d.open()
+    with caplog.at_level("INFO", logger="s3sqs"):
+        d.backfill.run()
+    listed = d.index.stats["listed"]
+    assert d.index.last_seq == 0 and listed >= EXISTING
+    lines = [r.getMessage() for r in caplog.records]
+    assert any("modified within maxFileAge (1 s)" in m for m in lines), lines
+    assert any(f"skipped {listed} files modified more than maxFileAge (1 s) ago: they are not ingested" in m
+               for m in lines), lines
+    d.close()

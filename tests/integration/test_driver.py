@@ -1,8 +1,10 @@
 """The driver-side protocol against a real moto server and real RocksDB, without Spark."""
+import threading
 import time
 
 import pytest
 
+from s3sqs.core.errors import StateError
 from s3sqs.planning.controller import Controller
 from s3sqs.planning.reprocess import ReprocessDryRunComplete
 from s3sqs.config.options import parse_options
@@ -140,3 +142,29 @@ def test_reprocess_dry_run_lists_and_real_run_requeues(moto_endpoint, tmp_path):
     again = make_driver(w, tmp_path / "state", reprocessStartBatchId="1", reprocessEndBatchId="1")
     assert again.latest_offset(6, ALL) == 6  # a restart does not re-queue them twice
     close(again)
+
+
+def test_terminate_hands_back_the_messages_of_the_receive_under_way(moto_endpoint, tmp_path):
+    """Spark stops a query's source with SIGTERM. The messages its last receive got must be visible again at
+    once for the next run, not after their visibility timeout, and nothing more may be recorded."""
+    w = bucket_to_queue(moto_endpoint)
+    d = make_driver(w, tmp_path / "state", **{"sqs.longPollingWaitTimeSeconds": "5"})
+    d.intake.start()
+    assert d.intake.caught_up.wait(10)  # the queue is empty: the intake now long-polls
+    time.sleep(0.5)
+    stopper = threading.Thread(target=d.terminate)
+    stopper.start()  # waits for the long poll under way
+    while not d.intake.stopping.is_set():
+        time.sleep(0.01)
+    w.put("late.csv", b"x\n1\n")  # which returns this message
+    stopper.join(15)
+    assert not stopper.is_alive() and d.index.last_seq == 0
+    visible = w.sqs.get_queue_attributes(QueueUrl=w.queue_url, AttributeNames=["ApproximateNumberOfMessages"])
+    assert visible["Attributes"]["ApproximateNumberOfMessages"] == "1"
+    with pytest.raises(StateError, match="stopping"):
+        d.ledger.record([], {}, {"k": b"v"})
+    d.ledger.close()
+    nxt = make_driver(w, tmp_path / "state")
+    drain(nxt)
+    assert nxt.index.last_seq == 1 and [r.key for r in nxt.files_between(0, 1)] == ["late.csv"]
+    close(nxt)

@@ -155,3 +155,50 @@ def test_passthrough_repeats_the_stack_and_aws_flags_given():
                               endpoint_url="http://127.0.0.1:5000", other="x")
     assert cli.passthrough(args) == ["--outputs-file", "o.json", "--region", "eu-west-1",
                                      "--endpoint-url", "http://127.0.0.1:5000"]
+
+
+# ---- one contract: --profile, the stack's region, --json ----
+
+AWS_TOOLS = {"submit-job": ("ops.emr.cli", "submit_parser", []), "job-runs": ("ops.emr.cli", "runs_parser", ["list"]),
+             "onboard-account": ("ops.onboarding.cli", "parser", []),
+             "redrive-dlq": ("ops.redrive.cli", "parser", ["inspect"]),
+             "source-state": ("ops.state.cli", "parser", ["summary"]),
+             "compact-table": ("ops.compaction.cli", "parser", [])}
+
+
+@pytest.mark.parametrize("tool", sorted(AWS_TOOLS))
+def test_every_tool_that_calls_aws_takes_profile_and_sets_it_for_every_client(tool, monkeypatch):
+    import importlib
+
+    module, make, sub = AWS_TOOLS[tool]
+    p = getattr(importlib.import_module(module), make)()
+    monkeypatch.setenv("AWS_PROFILE", "before")  # restored after the test: parse_args sets it for the process
+    required = {"submit-job": ["--consumer", "c", "--format", "csv"], "compact-table": ["--format", "delta"],
+                "onboard-account": ["--consumer-account", "111122223333"]}
+    args = cli.parse_args(p, [*sub, *required.get(tool, []), "--profile", "ops-admin"])
+    assert args.profile == "ops-admin" and __import__("os").environ["AWS_PROFILE"] == "ops-admin"
+
+
+def test_a_missing_profile_is_one_line(tmp_path, capsys, monkeypatch):
+    from ops.redrive.cli import main
+
+    monkeypatch.setenv("AWS_PROFILE", "before")
+    rc = main(["inspect", "--dlq-url", "https://sqs.us-east-1.amazonaws.com/123456789012/d", "--profile", "nobody"])
+    err = capsys.readouterr().err
+    assert rc == 2 and err == "redrive-dlq: AWS error: The config profile (nobody) could not be found\n"
+
+
+def _outputs(region):
+    from ops.stack_outputs import StackOutputs
+    return StackOutputs("S", {"Region": region} if region else {})
+
+
+def test_the_region_is_the_stack_s(monkeypatch, capsys):
+    monkeypatch.setenv("AWS_DEFAULT_REGION", "us-east-1")
+    monkeypatch.delenv("AWS_REGION", raising=False)
+    assert cli.stack_region(None, _outputs("eu-west-1"), "cdk-outputs.json") == "eu-west-1"
+    assert "note: using region eu-west-1 from cdk-outputs.json (the environment says us-east-1)" in capsys.readouterr().err
+    assert cli.stack_region("eu-west-1", _outputs("eu-west-1"), "o.json") == "eu-west-1"
+    assert cli.stack_region("ap-south-1", _outputs(None), "o.json") == "ap-south-1"  # outputs without one
+    with pytest.raises(OutputsError, match=r"--region us-east-2, but stack S in o.json is in eu-west-1"):
+        cli.stack_region("us-east-2", _outputs("eu-west-1"), "o.json")

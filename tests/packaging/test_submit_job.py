@@ -188,8 +188,21 @@ def test_unknown_consumer_names_the_known_ones(stack, built_dist, moto_endpoint)
 
 def test_missing_dist_says_to_package(stack, tmp_path, moto_endpoint):
     _, outputs_file = stack
-    rc, _, err = submit(outputs_file, tmp_path / "dist", moto_endpoint, "--dry-run")
+    rc, _, err = submit(outputs_file, tmp_path / "dist", moto_endpoint, "--apply")
     assert rc == 2 and "run package-job" in err
+
+
+def test_a_preview_needs_no_build(stack, tmp_path, moto_endpoint):
+    """Before package-job: the request is checked and shown, with the names package-job will use and a
+    placeholder where each artifact's digest goes."""
+    outputs, outputs_file = stack
+    rc, out, err = submit(outputs_file, tmp_path / "dist", moto_endpoint)
+    assert rc == 0, err
+    spark = json.loads(out)["jobDriver"]["sparkSubmit"]
+    prefix = f"s3://{outputs['ArtifactsBucketName']}/jobs/{CONSUMER}/<package-job>/"
+    assert spark["entryPoint"] == prefix + "job.py"
+    assert f"{prefix}s3sqs-env-cp311-x86_64.tar.gz#environment" in spark["sparkSubmitParameters"]
+    assert "the artifact keys below hold a placeholder" in err and "Run package-job to build dist/" in err
 
 
 def test_failed_run_exits_nonzero_with_details(stack, built_dist, moto_endpoint, wire):
@@ -256,7 +269,8 @@ def test_second_run_on_the_same_checkpoint_is_refused(stack, built_dist, moto_en
     # Every run this module started is on that checkpoint; all of them are named.
     assert rc == 2 and f"{first.strip()} (RUNNING)" in err and "checkpoints/analytics; stop" in err
     assert "job-runs cancel" in err and len(wire.requests) == sent  # nothing was started
-    rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--checkpoint", "s3://elsewhere/ck", "--apply")
+    other = load_outputs(outputs_file).consumer(CONSUMER).checkpoint_uri + "second"
+    rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--checkpoint", other, "--apply")
     assert rc == 0, err
 
 
@@ -273,14 +287,38 @@ def test_second_run_on_the_same_checkpoint_is_refused(stack, built_dist, moto_en
      "submit-job: error: --option partitionColumns: column 'Name' is not in --schema (did you mean 'name'?)"),
     (["--option", "header"], "argument --option: 'header' must look like key=value"),
     (["--format", "jsn"], "argument --format: 'jsn' is not a file format (did you mean 'json'?)"),
+    (["--trigger-interval", "ten seconds"], "argument --trigger-interval: 'ten seconds' is not a duration"),
+    # What would live on the job's container and vanish with it, after the messages were deleted.
+    (["--checkpoint", "ck/"], "submit-job: error: --checkpoint ck/: an EMR run needs an s3:// location under "
+                              "s3://checkpointsbucket"),
+    (["--output", "out/"], "submit-job: error: --output out/: an EMR run needs an s3:// location"),
+    (["--option", "stateLocation=state/"], "submit-job: error: --option stateLocation state/: an EMR run needs an "
+                                           "s3:// location"),
+    (["--sink", "delta", "--table", "lake.orders"], "submit-job: error: --table lake.orders: an EMR run needs"),
+    (["--output", "s3://someone-else/out"], "submit-job: error: --output s3://someone-else/out: outside the "
+                                            "consumer's prefixes"),
+    (["--option", "quarantineLocation=s3://checkpointsbucket6ba0c50d/checkpoints/ingest/q"],
+     "--option quarantineLocation s3://checkpointsbucket6ba0c50d/checkpoints/ingest/q: outside the consumer's"),
+    # A flag and an option that say two things.
+    (["--option", "fileFormat=json"], "submit-job: error: --option fileFormat=json clashes with --format csv"),
+    (["--option", "queueUrl=https://sqs.us-east-1.amazonaws.com/999999999999/other"],
+     "clashes with --consumer analytics, whose queue is http://"),
+    (["--option", "cloudFiles.format=csv"], "option 'cloudFiles.format' is named differently here: use fileFormat"),
+    # Columns a format cannot hold: refused naming column and format (JSON reads MAP as Spark does).
+    (["--schema", "id LONG, m MAP<STRING, STRING>"], "submit-job: error: --schema: column 'm' is MAP, but CSV holds "
+                                                     "no nested values"),
+    (["--schema", "id LONG, s STRUCT<a: INT>"], "column 's' is STRUCT, but CSV holds no nested values"),
+    # Iceberg only in the consumer's Glue database (analytics has none in cdk.json).
+    (["--sink", "iceberg", "--table", "raw_lake.orders"],
+     "consumer 'analytics' has no icebergGlueDatabase in cdk.json, so its job role has no Glue access"),
+    (["--region", "eu-west-1"], "--region eu-west-1, but stack S3SqsStreaming in"),
 ])
 def test_preflight_refuses_what_the_job_would_refuse_before_any_aws_call(stack, tmp_path, wire, extra, message):
     """Even with --apply, without dist/ and with no reachable endpoint: nothing is read from AWS, nothing uploaded
     or started; one line on stderr."""
     _, outputs_file = stack
     argv = ["--outputs-file", str(outputs_file), "--consumer", CONSUMER, "--format", "csv", "--schema", SCHEMA,
-            "--dist", str(tmp_path / "no-dist"), "--region", REGION, "--endpoint-url", "http://127.0.0.1:9",
-            "--apply", *extra]
+            "--dist", str(tmp_path / "no-dist"), "--endpoint-url", "http://127.0.0.1:9", "--apply", *extra]
     out, err = io.StringIO(), io.StringIO()
     with redirect_stderr(err):
         try:
@@ -322,3 +360,33 @@ def test_a_schema_with_name_colon_type_columns_is_sent_in_the_form_the_job_s_rea
     assert "dry run: the flags and the request are valid; nothing was uploaded or started. Add --apply" in err
     args = json.loads(dry)["jobDriver"]["sparkSubmit"]["entryPointArguments"]
     assert args[args.index("--schema") + 1] == "`id` BIGINT, `tags` ARRAY<STRING>, `order date` DATE COMMENT 'local'"
+
+
+def test_a_map_column_passes_for_json(stack, tmp_path):
+    """JSON's reader reads MAP columns as Spark's does (tests/spark/test_parity_json.py, "map and struct at
+    depth"), so they are not refused."""
+    _, outputs_file = stack
+    rc, out, err = submit(outputs_file, tmp_path / "dist", "http://127.0.0.1:9", "--format", "json",
+                          "--schema", "id LONG, m MAP<STRING, BIGINT>")
+    assert rc == 0, err
+
+
+def test_iceberg_is_checked_against_the_consumer_s_glue_database(stack, tmp_path):
+    outputs, _ = stack
+    consumers = json.loads(outputs["Consumers"])
+    consumers[CONSUMER]["icebergGlueDatabase"] = "raw_lake"
+    outputs_file = write_outputs_file({**outputs, "Consumers": json.dumps(consumers)}, tmp_path / "o.json")
+    base = ("--sink", "iceberg")
+    rc, _, err = submit(outputs_file, tmp_path / "dist", "http://127.0.0.1:9", *base, "--table", "lake.orders")
+    assert rc == 2 and "may only keep Iceberg tables in Glue database 'raw_lake'" in err
+    assert "use --table raw_lake.orders" in err
+    rc, _, err = submit(outputs_file, tmp_path / "dist", "http://127.0.0.1:9", *base, "--table", "raw_lake.orders")
+    assert rc == 0, err
+
+
+def test_a_streaming_wait_ends_once_the_run_runs():
+    from ops.emr.runs import done_waiting
+
+    assert done_waiting("RUNNING", until_running=True) and not done_waiting("RUNNING")
+    assert not done_waiting("SCHEDULED", until_running=True) and not done_waiting("PENDING", until_running=True)
+    assert all(done_waiting(s) and done_waiting(s, until_running=True) for s in ("SUCCESS", "FAILED", "CANCELLED"))

@@ -3,6 +3,7 @@ brings a new column it restarts its query by itself and the table gains the colu
 import gzip
 import io
 import json
+import re
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -23,6 +24,12 @@ def parquet(**columns) -> bytes:
     return buf.getvalue()
 
 
+def new_columns(log: str, key: str) -> set[str]:
+    found = re.search(re.escape(key) + r" has new columns ([^;]+);", log)
+    assert found, log[-3000:]
+    return set(found.group(1).split(", "))
+
+
 def run_job(args, log):
     job = Job(args, log)
     try:
@@ -35,26 +42,28 @@ def run_job(args, log):
 @only_on_emr_spark
 def test_the_job_infers_then_evolves_into_a_delta_table(moto_endpoint, tmp_path):
     w = bucket_to_queue(moto_endpoint)
-    w.put("in/a.parquet", parquet(id=pa.array([1, 2], pa.int64()), name=["a", "b"]))
+    w.put("in/a.parquet", parquet(id=pa.array([1, 2], pa.int64()), name=["a", "b"], addr=[{"city": "x"}, None]))
     ck, table = tmp_path / "ck", tmp_path / "delta"
     args = ["--queue-url", w.queue_url, "--format", "parquet", "--checkpoint", str(ck), "--sink", "delta",
             "--table", str(table), "--endpoint-url", moto_endpoint, "--region", "us-east-1",
             "--trigger-interval", "1 second", "--until-drained", "--idle-checks", "2",
             "--option", "sqs.longPollingWaitTimeSeconds=1"]
     log = run_job(args, tmp_path / "run1.log")
-    assert "[job] schema from" in log and "struct<id:bigint,name:string,_rescued_data:string>" in log
+    assert "[job] schema from" in log and "struct<id:bigint,name:string,addr:struct<city:string>,_rescued_data:string>" in log
     assert [p.name for p in sorted((ck / "_schemas" / "versions").iterdir())] == ["000000.json"]
 
-    w.put("in/b.parquet", parquet(id=pa.array([3], pa.int64()), name=["c"], score=[1.5]))
+    w.put("in/b.parquet", parquet(id=pa.array([3], pa.int64()), name=["c"], addr=[{"city": "y", "zip": "9"}],
+                                  score=[1.5]))
     log = run_job(args, tmp_path / "run2.log")
-    assert "NewColumnsFound: s3://" in log and "in/b.parquet has new columns score" in log
+    assert "NewColumnsFound: s3://" in log and new_columns(log, "in/b.parquet") == {"addr.zip", "score"}
     assert "restarting the query with the evolved schema" in log
     v1 = json.loads((ck / "_schemas" / "versions" / "000001.json").read_text())
     assert v1["schema"]["fields"][-1]["name"] == "score"
-    rows = DeltaTable(str(table)).to_pyarrow_table().select(["id", "name", "score"]).to_pylist()
-    assert sorted(rows, key=lambda r: r["id"]) == [
-        {"id": 1, "name": "a", "score": None}, {"id": 2, "name": "b", "score": None},
-        {"id": 3, "name": "c", "score": 1.5}]
+    rows = DeltaTable(str(table)).to_pyarrow_table().select(["id", "name", "addr", "score"]).to_pylist()
+    assert sorted(rows, key=lambda r: r["id"]) == [  # the new nested field too, null in earlier rows
+        {"id": 1, "name": "a", "addr": {"city": "x", "zip": None}, "score": None},
+        {"id": 2, "name": "b", "addr": None, "score": None},
+        {"id": 3, "name": "c", "addr": {"city": "y", "zip": "9"}, "score": 1.5}]
 
 
 def cloudtrail_file(n: int, day: int) -> bytes:
@@ -99,12 +108,17 @@ def test_the_job_infers_json_then_evolves_into_an_iceberg_table(moto_endpoint, t
             "--option", "sqs.longPollingWaitTimeSeconds=1"]
     log = run_job(args, tmp_path / "run1.log")
     assert "struct<doc:struct<k:string>,id:string,_rescued_data:string>" in log  # JSON: STRING leaves
-    w.put("in/b.json", b'{"id": 3, "doc": {"k": 3}, "tag": "new"}\n')
+    w.put("in/b.json", b'{"id": 3, "doc": {"k": 3, "v": 7}, "tag": "new"}\n')
     log = run_job(args, tmp_path / "run2.log")
-    assert "has new columns tag" in log and "restarting the query with the evolved schema" in log
-    data = iceberg_target(tmp_path / "catalog.db", "lake.events").table().scan().to_arrow()
-    assert sorted(zip(data.column("id").to_pylist(), data.column("tag").to_pylist())) == [
-        ("1", None), ("2", None), ("3", "new")]
+    assert new_columns(log, "in/b.json") == {"doc.v", "tag"} and "restarting the query with the evolved schema" in log
+    table = iceberg_target(tmp_path / "catalog.db", "lake.events").table()
+    data = table.scan().to_arrow()
+    assert sorted(zip(data.column("id").to_pylist(), data.column("tag").to_pylist(),
+                      [d["v"] for d in data.column("doc").to_pylist()])) == [
+        ("1", None, None), ("2", None, None), ("3", "new", "7")]
+    # the new fields came in the commit of their first rows: no snapshot of the table is without its schema
+    assert [s.schema_id for s in table.snapshots()][-1] == table.schema().schema_id
+    assert len(table.schemas()) == 2
 
 
 @only_on_newest_spark

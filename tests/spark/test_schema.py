@@ -172,6 +172,7 @@ def test_drift_rescue_keeps_what_the_schema_lacks_and_what_does_not_fit(spark, m
     rows = {r[1]: r for r in committed_rows(tmp_path / "out", ["id", "name", "addr", "_rescued_data"])}
     assert set(rows) == {"a", "b", "c", "d", None}
     assert json.loads(rows["b"][3]) == {"score": 1.5, "_file_path": f"s3://{w.bucket}/d/2.json"}
+    assert json.loads(rows["c"][3])["addr"] == {"city": "z", "zip": "123"}  # a new nested field: its column whole
     assert rows["d"][0] is None and json.loads(rows["d"][3])["id"] == "four"  # a type change: rescued
     assert rows[None][0] == 5 and rows["a"][3] is None
 

@@ -1,4 +1,6 @@
 """The JSON reader's pure helpers: the type-guided walker, schema inference."""
+import json
+
 import pyarrow as pa
 import pytest
 
@@ -44,3 +46,17 @@ def test_inference_sorts_widens_and_falls_back_to_string():
     text_only = infer_schema(text, FormatOptions("json").options, False)
     assert text_only.field("b").type == pa.string() and text_only.field("a").type.field("x").type == pa.list_(pa.string())
     assert infer_schema('{"a": 1}\n{"a": "x"}\n', FormatOptions("json").options, True).field("a").type == pa.string()
+
+
+def test_a_value_with_undeclared_nested_fields_is_rescued_whole():
+    f = [pa.field("s", pa.struct([("x", pa.int64())])), pa.field("r", pa.list_(pa.struct([("a", pa.int64())])))]
+    text = ('{"s": {"x": 1, "y": "new"}, "r": [{"a": 1}]}\n'
+            '{"s": {"x": 2}, "r": [{"a": 2}, {"a": 3, "b": [true]}]}\n'
+            '{"s": {"x": 3}, "r": []}\n')
+    got = reader_of("json").read(pa.py_buffer(text.encode()), f,
+                                 FormatOptions("json", {}, "PERMISSIVE", "_rescued"), None)
+    rows = got.table.to_pylist()
+    assert [r["s"] for r in rows] == [{"x": 1}, {"x": 2}, {"x": 3}]
+    assert [json.loads(r["_rescued"]) if r["_rescued"] else None for r in rows] == [
+        {"s": {"x": 1, "y": "new"}}, {"r": [{"a": 2}, {"a": 3, "b": [True]}]}, None]
+    assert set(got.unknown) == {"s.y", "r.b"} and got.malformed == 0

@@ -1,3 +1,5 @@
+import re
+
 import pytest
 
 from s3sqs.config.options import OptionError, parse_options, region_from_queue_url
@@ -95,3 +97,71 @@ def test_plain_http_to_a_public_host_needs_an_explicit_allow(url, monkeypatch):
         parse_options({**BASE, "endpointUrl": url})
     monkeypatch.setenv("S3SQS_ALLOW_HTTP_ENDPOINT", "1")
     assert parse_options({**BASE, "endpointUrl": url}).endpoint_url == url
+
+
+# ---- Auto Loader's names (README: "Coming from Auto Loader") ----
+
+def test_auto_loader_names_this_source_shares_are_read_under_the_cloudfiles_prefix():
+    o = parse_options({**BASE, "cloudFiles.maxFilesPerTrigger": "7", "cloudfiles.maxFileAge": "2d",
+                       "cloudFiles.includeExistingFiles": "true", "basePath": "s3://b/in/"})
+    assert (o.max_files_per_trigger, o.max_file_age_seconds, o.include_existing_files) == (7, 2 * 86400, True)
+
+
+@pytest.mark.parametrize("key, message", [
+    ("cloudFiles.format", "option 'cloudFiles.format' is named differently here: use fileFormat"),
+    ("cloudFiles.region", "use queueRegion"),
+    ("cloudFiles.schemaInference.sampleSize.numFiles", "use schemaInferenceMaxFiles"),
+    ("badRecordsPath", "use quarantineLocation"),
+    ("cloudFiles.useNotifications", "not needed: this source always reads S3 notifications"),
+    ("ignoreMissingFiles", "always recorded as missing"),  # never "corrected" to includeExistingFiles
+    ("cloudFiles.cleanSource", "never moves or deletes input files"),
+    ("cloudFiles.somethingNew", "an Auto Loader option this source does not have; the ones it understands"),
+])
+def test_auto_loader_options_named_differently_or_missing_say_so(key, message):
+    with pytest.raises(OptionError, match=re.escape(message)):
+        parse_options({**BASE, key: "x"})
+
+
+def test_the_translation_table_lists_only_real_options():
+    from s3sqs.config.options import AUTO_LOADER_RENAMED, AUTO_LOADER_SAME, SOURCE_OPTIONS
+
+    assert set(AUTO_LOADER_SAME) <= set(SOURCE_OPTIONS)
+    assert {v.split(" ")[0] for v in AUTO_LOADER_RENAMED.values()} <= set(SOURCE_OPTIONS)
+
+
+# ---- a flag and an option that say two things ----
+
+@pytest.mark.parametrize("options, message", [
+    ({"fileFormat": "json"}, "--option fileFormat=json clashes with --format csv"),
+    ({"cloudFiles.queueUrl": "https://sqs.eu-west-1.amazonaws.com/999999999999/other"}, "clashes with --queue-url"),
+    ({"spark.s3conn.queueRegion": "us-west-2"}, "clashes with --region eu-west-1"),
+])
+def test_an_option_that_contradicts_a_flag_is_refused(options, message):
+    from s3sqs.config.options import job_source_options
+
+    with pytest.raises(OptionError, match=re.escape(message)):
+        job_source_options("csv", BASE["queueUrl"], "s3://ck/q", options, region="eu-west-1")
+
+
+def test_an_option_that_repeats_a_flag_is_accepted():
+    from s3sqs.config.options import job_source_options
+
+    raw = job_source_options("csv", BASE["queueUrl"], "s3://ck/q", {"fileFormat": "CSV", "queueUrl": BASE["queueUrl"]})
+    assert parse_options(raw).file_format == "csv"
+
+
+def test_job_help_lists_the_source_options():
+    from s3sqs.job.flags import job_parser
+
+    text = job_parser().format_help()
+    assert "source options (--option KEY=VALUE" in text and "maxFilesPerTrigger" in text and "rowTag" in text
+    assert "cloudFiles.<name>" in text
+
+
+def test_job_py_refuses_a_trigger_interval_spark_would_refuse_only_after_start_up(capsys):
+    from s3sqs.job.flags import parse_job_args
+
+    with pytest.raises(SystemExit) as e:
+        parse_job_args(["--queue-url", BASE["queueUrl"], "--format", "csv", "--checkpoint", "/tmp/ck",
+                        "--trigger-interval", "ten seconds"])
+    assert e.value.code == 2 and "'ten seconds' is not a duration" in capsys.readouterr().err

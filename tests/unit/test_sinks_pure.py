@@ -9,7 +9,7 @@ from s3sqs.core.files import NULL_PARTITION
 from s3sqs.sinks.compaction import FileSizes, TableFile, plan_compaction
 from s3sqs.sinks.paths import data_file_name, partition_path, partition_string, split_by_keys
 from s3sqs.sinks.stats import FileStats
-from s3sqs.sinks.table_schema import check_partitioning, file_schema, fit_to, table_arrow_schema
+from s3sqs.sinks.table_schema import added_fields, check_partitioning, file_schema, fit_to, table_arrow_schema
 from s3sqs.sinks.target import SinkError
 
 SPARK_SCHEMA = T.StructType([
@@ -125,3 +125,19 @@ def test_file_sizes_summary():
     assert (s.count, s.median_bytes, s.total_bytes) == (3, 2048.0, 6144)
     assert s.describe() == "3 files, median 2.0 KiB, total 6.0 KiB"
     assert FileSizes.of([]).count == 0
+
+
+def test_added_fields_are_the_fields_a_schema_adds_by_name_at_any_level():
+    base = pa.schema([("id", pa.int64()), ("addr", pa.struct([("city", pa.string())])),
+                      ("tags", pa.list_(pa.struct([("k", pa.string())])))])
+    grown = pa.schema([("id", pa.int64()), ("addr", pa.struct([("city", pa.large_string()), ("zip", pa.string())])),
+                       ("tags", pa.large_list(pa.struct([("k", pa.string()), ("v", pa.int32())]))),
+                       ("score", pa.float64())])
+    assert added_fields(base, base) == []
+    assert added_fields(base, grown) == ["score", "addr.zip", "tags.v"]
+    assert added_fields(grown, base) is None  # dropped fields
+    assert added_fields(base, pa.schema([("addr", base.field("addr").type), ("id", pa.int64()),
+                                         ("tags", base.field("tags").type)])) == []  # by name, not order
+    assert added_fields(base, pa.schema([("id", pa.string()), *list(base)[1:]])) is None  # a type change
+    m = pa.schema([("m", pa.map_(pa.string(), pa.struct([("a", pa.int64())])))])
+    assert added_fields(m, pa.schema([("m", pa.map_(pa.string(), pa.struct([("a", pa.int64()), ("b", pa.bool_())])))])) == ["m.b"]

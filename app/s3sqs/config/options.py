@@ -177,6 +177,74 @@ class OptionsModel(BaseModel):
 _FIELDS_BY_OPTION = {f.alias or name: name for name, f in OptionsModel.model_fields.items()}
 SOURCE_OPTIONS = tuple(a for a in _FIELDS_BY_OPTION if a not in ("mode", "reader_options", *COMPAT_OPTIONS))
 
+# Auto Loader's options (and the Spark file-source options its users reach for), as this source spells them.
+# Supported under the same name: `cloudFiles.<name>` is read as `<name>`. Named differently: refused, naming
+# this source's option. Not supported: refused, saying why. README.md, "Coming from Auto Loader", lists them.
+AUTO_LOADER_PREFIX = "cloudfiles."
+AUTO_LOADER_SAME = ("maxFilesPerTrigger", "maxBytesPerTrigger", "maxFileAge", "includeExistingFiles",
+                    "allowOverwrites", "backfillInterval", "partitionColumns", "schemaLocation",
+                    "schemaEvolutionMode", "schemaHints", "inferColumnTypes", "queueUrl")
+AUTO_LOADER_RENAMED = {
+    "cloudFiles.format": "fileFormat",
+    "cloudFiles.region": "queueRegion",
+    "cloudFiles.fetchParallelism": "sqs.maxConcurrency",
+    "cloudFiles.schemaInference.sampleSize.numFiles": "schemaInferenceMaxFiles",
+    "cloudFiles.schemaInference.sampleSize.numBytes": "schemaInferenceMaxBytes",
+    "badRecordsPath": "quarantineLocation",
+    "ignoreCorruptFiles": "onBadFile (quarantine, the default, sets a bad file aside and goes on)",
+}
+AUTO_LOADER_UNSUPPORTED = {
+    "cloudFiles.useNotifications": "not needed: this source always reads S3 notifications from its queue",
+    "cloudFiles.useManagedFileEvents": "not supported: the files come from the stack's SQS queue",
+    "cloudFiles.useIncrementalListing": "not supported: the source lists only for includeExistingFiles and "
+                                        "backfillInterval, always in full",
+    "cloudFiles.validateOptions": "not needed: every option is always validated when the query starts",
+    "cloudFiles.cleanSource": "not supported: the source never moves or deletes input files",
+    "cloudFiles.resourceTag": "not supported: the stack (cdk.json) creates and tags the queues",
+    "cloudFiles.queueName": "not supported: give the queue's URL as queueUrl",
+    "ignoreMissingFiles": "not needed: a file deleted before it is read is always recorded as missing (source-state "
+                          "shows it), and the batch goes on",
+    "recursiveFileLookup": "not supported: the files come from the queue, at any depth",
+    "modifiedBefore": "not supported: use maxFileAge",
+    "modifiedAfter": "not supported: use maxFileAge",
+}
+
+
+def auto_loader_name(key: str) -> str | None:
+    """`cloudFiles.<option>` for an option this source has under the same name: that name; else None."""
+    if key.lower().startswith(AUTO_LOADER_PREFIX):
+        rest = key[len(AUTO_LOADER_PREFIX):].lower()
+        return next((n for n in AUTO_LOADER_SAME if n.lower() == rest), None)
+    return None
+
+
+def auto_loader_message(key: str) -> str | None:
+    """Why an Auto Loader (or Spark file-source) option is refused, and what to use instead; None if it is none."""
+    for name, ours in AUTO_LOADER_RENAMED.items():
+        if name.lower() == key.lower():
+            return f"option '{key}' is named differently here: use {ours}"
+    for name, why in AUTO_LOADER_UNSUPPORTED.items():
+        if name.lower() == key.lower():
+            return f"option '{key}' is {why}"
+    if key.lower().startswith(AUTO_LOADER_PREFIX):
+        return (f"option '{key}' is an Auto Loader option this source does not have; the ones it understands "
+                f"(cloudFiles.<name>): {', '.join(AUTO_LOADER_SAME)}")
+    return None
+
+
+def source_options_help() -> str:
+    """The source's options, for `job.py --help` and `submit-job --help` (README.md has their meanings)."""
+    import textwrap
+
+    def wrap(label: str, names) -> str:
+        return textwrap.fill(", ".join(names), width=110, initial_indent=f"  {label}: ",
+                             subsequent_indent="    ")
+    lines = ["source options (--option KEY=VALUE; README.md, \"Options\", says what each does):",
+             wrap("the source", SOURCE_OPTIONS + ("mode",))]
+    lines += [wrap(fmt, sorted(opts) or ["none"]) for fmt, opts in format_options.FORMAT_OPTIONS.items()]
+    lines.append(wrap("Auto Loader's cloudFiles.<name>, read as <name>", AUTO_LOADER_SAME))
+    return "\n".join(lines)
+
 
 def parse_options(raw: dict[str, str]) -> SourceOptions:
     """Build SourceOptions from Spark's string options, or raise OptionError naming the culprit."""
@@ -188,6 +256,8 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
     values: dict[str, Any] = {}
     reader: dict[str, str] = {}
     for key, value in opts.items():
+        if key.startswith(AUTO_LOADER_PREFIX) and auto_loader_name(key):
+            key = auto_loader_name(key).lower()
         if key in known:
             values[known[key]] = value
         elif key == "mode":
@@ -199,7 +269,8 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
             reader[name] = value
         else:
             shown = next((k for k in raw if k.lower().endswith(key)), key)  # as the user spelled it
-            raise OptionError(_unknown_message(shown, list(SOURCE_OPTIONS) + format_options.ALL_NAMES + ["mode"]))
+            raise OptionError(auto_loader_message(shown)
+                              or _unknown_message(shown, list(SOURCE_OPTIONS) + format_options.ALL_NAMES + ["mode"]))
     try:
         model = OptionsModel.model_validate(blank_to_none(values))
     except ValidationError as e:
@@ -221,9 +292,10 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
 
 def job_source_options(fmt: str, queue_url: str, checkpoint: str, options: dict[str, str],
                        region: str | None = None, endpoint_url: str | None = None,
-                       state_location: str | None = None) -> dict[str, str]:
-    """The source options the job builds from its flags: its own first, then --option, which win.
-    One owner, so that what submit-job checks is what the job runs."""
+                       state_location: str | None = None, flag_names: dict[str, str] | None = None) -> dict[str, str]:
+    """The source options the job builds from its flags, then --option. An --option that gives a flag's option
+    another value is refused (`flag_names` says how the caller names those flags). One owner, so that what
+    submit-job checks is what the job runs."""
     base = checkpoint.rstrip("/")
     raw = {"fileFormat": fmt, "queueUrl": queue_url, "stateLocation": state_location or f"{base}/{STATE_DIR}",
            "quarantineLocation": f"{base}/{QUARANTINE_DIR}", "schemaLocation": f"{base}/{SCHEMA_DIR}"}
@@ -231,8 +303,27 @@ def job_source_options(fmt: str, queue_url: str, checkpoint: str, options: dict[
         raw["endpointUrl"] = endpoint_url
     if region:
         raw["queueRegion"] = region
+    by_flag = {"fileFormat": ("--format", fmt), "queueUrl": ("--queue-url", queue_url),
+               "queueRegion": ("--region", region), "endpointUrl": ("--endpoint-url", endpoint_url),
+               "stateLocation": ("--state-location", state_location)}
+    for name, (flag, value) in by_flag.items():
+        _check_clash(name, flag_names.get(name, flag) if flag_names else flag, value, options)
     raw.update(options)
     return raw
+
+
+def _check_clash(name: str, flag: str, value: str | None, options: dict[str, str]) -> None:
+    """An --option that sets what a flag already set, to another value: one of the two would be ignored
+    silently (`--format csv --option fileFormat=json` read JSON), so it is refused, naming both."""
+    if value is None:
+        return
+    for key, given in options.items():
+        if key.lower().removeprefix(LEGACY_PREFIX).removeprefix(AUTO_LOADER_PREFIX) != name.lower():
+            continue
+        same = given.strip().lower() == value.lower() if name == "fileFormat" else given.strip().rstrip("/") == value.rstrip("/")
+        if not same:
+            raise OptionError(f"--option {key}={given} clashes with {flag} {value}: the job would use only one of "
+                              "them; leave the --option out")
 
 
 def region_from_queue_url(url: str) -> str | None:

@@ -159,9 +159,12 @@ BY_NAME = {f.name: f for f in ALL}
 
 
 def job_parser() -> argparse.ArgumentParser:
+    from ..config.options import source_options_help
+
     p = argparse.ArgumentParser(prog="job.py", allow_abbrev=False,
                                 description="Stream S3 files announced on SQS into Parquet files or a Delta or "
-                                            "Iceberg table.")
+                                            "Iceberg table.",
+                                epilog=source_options_help(), formatter_class=argparse.RawDescriptionHelpFormatter)
     for f in SOURCE + RUN:
         f.add_to(p)
     g = p.add_argument_group("sink")

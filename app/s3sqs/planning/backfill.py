@@ -51,8 +51,9 @@ class Backfill:
 
     def run(self) -> None:
         o, ledger = self.opts, self.ledger
-        started, listed, new, t0 = now_ms(), 0, 0, time.monotonic()
-        log.info("s3-sqs: listing %s for files not announced", o.base_path)
+        started, listed, new, old, t0 = now_ms(), 0, 0, 0, time.monotonic()
+        log.info("s3-sqs: listing %s for files not announced, those modified within maxFileAge (%s)", o.base_path,
+                 _days(o.max_file_age_seconds))
         for page in listing.list_pages(o.base_path, ledger.s3):
             with ledger.lock:
                 decisions = planner.decide(page, ledger.index.seq_of, datetime.now(timezone.utc),
@@ -60,6 +61,7 @@ class Backfill:
                 fresh = [(d.dedup_key, d.file) for d in decisions if d.outcome == planner.NEW]
                 ledger.record(fresh, {Stat.LISTED: len(page), Stat.LISTED_NEW: len(fresh)})
             listed, new = listed + len(page), new + len(fresh)
+            old += sum(1 for d in decisions if d.outcome == planner.TOO_OLD)
             self.pages += 1
             if self.stopping.is_set():
                 return
@@ -70,3 +72,11 @@ class Backfill:
             ledger.index.set_meta(DONE, str(started).encode())
             ledger.persist()
         log.info("s3-sqs: listed %s: %d files, %d new, in %.1f s", o.base_path, listed, new, time.monotonic() - t0)
+        if old:  # the limit applies to listed files as to announced ones: say so, with the count
+            log.warning("s3-sqs: listing %s skipped %d files modified more than maxFileAge (%s) ago: they are not "
+                        "ingested. To take them too, set a larger maxFileAge before the first start (or with "
+                        "backfillInterval, before its next listing)", o.base_path, old, _days(o.max_file_age_seconds))
+
+
+def _days(seconds: float) -> str:
+    return f"{seconds / 86400:g} days" if seconds >= 86400 else f"{seconds:g} s"

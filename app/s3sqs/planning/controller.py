@@ -65,6 +65,17 @@ class Controller:
             self.intake.stop()
             self.ledger.close()
 
+    def terminate(self) -> None:
+        """The process is ending (Spark stops a query's source with SIGTERM; it never calls stop()): record
+        nothing more, and hand back the messages of the receive under way, so that the next run gets them
+        now rather than after their visibility timeout."""
+        if self.ledger is None:
+            return
+        self.intake.stopping.set()
+        self.intake.room.set()
+        self.ledger.seal()
+        self.intake.join(self.opts.long_poll_wait_seconds + 5)
+
     @property
     def index(self):
         return None if self.ledger is None else self.ledger.index

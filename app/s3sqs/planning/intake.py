@@ -48,12 +48,16 @@ class Intake:
             self._thread.start()
 
     def stop(self) -> None:
-        """Messages received but not yet recorded come back after their visibility timeout."""
+        """Messages of the receive under way when stopping are made visible again (not recorded)."""
         self.stopping.set()
         self.room.set()
         if self._thread is not None:
             self._thread.join(self.opts.long_poll_wait_seconds + 30)
         self._deleter.shutdown(wait=True)
+
+    def join(self, timeout: float) -> None:
+        if self._thread is not None:
+            self._thread.join(timeout)
 
     def _loop(self) -> None:
         polls, first = 1, True
@@ -70,6 +74,7 @@ class Intake:
                 first = False
                 msgs = self.queue.receive_round(polls, wait)
                 if self.stopping.is_set():
+                    self._release(msgs)
                     break
                 self.ingest(msgs)
                 if planner.batch_full(self._pending(), self.opts.max_files_per_trigger) \
@@ -77,8 +82,21 @@ class Intake:
                     self.caught_up.set()
                 polls = planner.next_polls(polls, len(msgs), self.opts.max_concurrency)
         except BaseException as e:  # the next offset call raises it: the query fails, naming the cause
+            if self.stopping.is_set():
+                log.info("s3-sqs: the intake stopped: %s", e)
+                return
             log.error("s3-sqs: reading the queue failed: %s: %s", type(e).__name__, e)
             self.error = e
+
+    def _release(self, messages: list[Message]) -> None:
+        if not messages:
+            return
+        try:
+            self.queue.release(messages)
+            log.info("s3-sqs: stopping: %d messages received and not recorded are visible again", len(messages))
+        except Exception as e:  # they come back after their visibility timeout instead
+            log.warning("s3-sqs: stopping: %d messages received and not recorded will be visible again after "
+                        "their visibility timeout (%s: %s)", len(messages), type(e).__name__, e)
 
     def _pending(self) -> int:
         with self.ledger.lock:

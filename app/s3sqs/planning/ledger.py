@@ -10,6 +10,7 @@ from collections import Counter
 from ..config.source_options import SourceOptions
 from ..core import aws
 from ..core.counters import Stat
+from ..core.errors import StateError
 from ..core.files import S3File
 from ..state.snapshots import Snapshots, open_index
 from ..state.store import open_store
@@ -25,11 +26,14 @@ class Ledger:
         self.snapshots = Snapshots(open_store(opts.state_location, self.s3))
         self.index, self.work_dir = open_index(self.snapshots)
         self.since_batch: Counter = Counter()  # what the intake did since the last planned batch, for its log line
+        self.sealed = False  # set when the process is ending: the state belongs to the next run
 
     def record(self, new_files: list[tuple[str, S3File]], counts: dict[str, int],
                extra_meta: dict[str, bytes] | None = None) -> None:
         """Number the new files, count what happened, and make the files durable before returning."""
         with self.lock:
+            if self.sealed:
+                raise StateError("the source is stopping: nothing more is recorded (the next run records it)")
             if new_files or extra_meta:
                 self.index.add_files(new_files, counts, extra_meta)
                 self.persist()
@@ -56,6 +60,12 @@ class Ledger:
         with self.lock:
             c, self.since_batch = self.since_batch, Counter()
             return c
+
+    def seal(self) -> None:
+        """Record nothing more (after a record under way, which holds the lock): the process is ending and
+        the next run may already be restoring the state."""
+        with self.lock:
+            self.sealed = True
 
     def close(self) -> None:
         with self.lock:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import logging
 import os
+import signal
+import threading
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
@@ -104,6 +106,7 @@ class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
         return ReadAllAvailable()
 
     def latestOffset(self, start: dict | None = None, limit=None) -> dict:
+        _on_sigterm(self.driver)
         seq = None if start is None else int(start["seq"])
         o = self.opts
         engine, value = _engine_limit(limit)
@@ -211,3 +214,23 @@ def _log_to_stderr() -> None:
 
 def register(spark) -> None:
     spark.dataSource.register(S3SqsDataSource)
+
+
+_sigterm_handled = False
+
+
+def _on_sigterm(driver) -> None:
+    """In the process that plans (Spark's source runner), let SIGTERM (how Spark stops it) first hand the
+    source's unrecorded messages back to the queue (Controller.terminate), then end it as before."""
+    global _sigterm_handled
+    if _sigterm_handled or threading.current_thread() is not threading.main_thread():
+        return
+    _sigterm_handled = True
+
+    def handler(signum, frame):
+        try:
+            driver.terminate()
+        finally:
+            signal.signal(signal.SIGTERM, signal.SIG_DFL)
+            os.kill(os.getpid(), signal.SIGTERM)
+    signal.signal(signal.SIGTERM, handler)

@@ -13,12 +13,13 @@ import logging
 import time
 
 import pyarrow as pa
-from deltalake import CommitProperties, DeltaTable, Schema, Transaction
+from deltalake import CommitProperties, DeltaTable, Schema, Transaction, write_deltalake
 from deltalake.exceptions import TableNotFoundError
 from deltalake.transaction import AddAction
 
 from .compaction import FileSizes, TableFile, plan_compaction
 from .location import Location
+from .table_schema import added_fields
 from .target import SinkError, WrittenFile
 
 log = logging.getLogger("s3sqs.sinks")
@@ -61,23 +62,28 @@ class DeltaTarget:
                               storage_options=self.location.delta_storage_options())
             log.info("created Delta table %s (partitioned by %s)", self.location.uri, list(self.partition_by))
             return
-        ours = Schema.from_arrow(schema)
-        have_cols, want_cols = _columns(dt.schema().to_json()), _columns(ours.to_json())
-        if len(want_cols) > len(have_cols) and want_cols[:len(have_cols)] == have_cols:
-            self._add_columns([f for f in ours.fields[len(have_cols):]])
-            dt = self.table()
-        check_columns(self.location.uri, dt.schema().to_json(), ours.to_json())
         have = tuple(dt.metadata().partition_columns)
         if have != self.partition_by:
             raise SinkError(f"Delta table {self.location.uri} is partitioned by {list(have)}, but --partition-by "
                             f"is {list(self.partition_by)}; use the table's partitioning or another --table")
+        added = added_fields(pa.schema(dt.schema().to_arrow()), schema)
+        if added:
+            self._merge_schema(schema, added)
+            dt = self.table()
+        check_columns(self.location.uri, dt.schema().to_json(), Schema.from_arrow(schema).to_json())
 
-    def _add_columns(self, fields) -> None:
-        """The stream's schema gained columns (schema evolution): the table gains them, nullable, in a commit
-        of their own before the first batch that holds them; older rows read them as null."""
-        names = ", ".join(f.name for f in fields)
-        self.table().alter.add_columns(fields)
-        log.warning("Delta table %s: added columns %s, which the stream's schema gained", self.location.uri, names)
+    def _merge_schema(self, schema: pa.Schema, added: list[str]) -> None:
+        """The stream's schema gained fields (schema evolution): the table gains them, nullable, in a commit of
+        their own (an empty append with schema merge) before the first batch that holds them; older rows
+        read them as null. delta-rs commits a batch's files only with the table's current schema, so the
+        two cannot share a commit; a kill between them leaves the new, empty fields, which the next start
+        finds in place."""
+        write_deltalake(self.location.uri, schema.empty_table(), mode="append", schema_mode="merge",
+                        partition_by=list(self.partition_by) or None,
+                        storage_options=self.location.delta_storage_options())
+        self._table = None
+        log.warning("Delta table %s: added %s, which the stream's schema gained", self.location.uri,
+                    ", ".join(added))
 
     @property
     def write_location(self) -> Location:
@@ -143,10 +149,10 @@ def add_action(f: WrittenFile) -> AddAction:
 
 
 def check_columns(where: str, table_json: str, ours_json: str) -> None:
-    """Names and types must match (nullability may differ)."""
+    """Names and types must match (nullability may differ; the order may too: Delta resolves by name)."""
     have = _columns(table_json)
     want = _columns(ours_json)
-    if have != want:
+    if sorted(have) != sorted(want):
         raise SinkError(f"Delta table {where} has columns {', '.join(have)}, but the output has {', '.join(want)}; "
                         "make --schema/--transform produce the table's columns, or use another --table")
 

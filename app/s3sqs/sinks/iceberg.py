@@ -2,7 +2,8 @@
 table, commit a batch's files exactly once, and compact small files.
 
 Exactly once: a batch's files are added in one transaction that also sets the table property
-`s3sqs.last-batch.<query id>` to the batch id, and the snapshot summary carries the query and batch ids.
+`s3sqs.last-batch.<query id>` to the batch id (and adds the fields the stream's schema gained, if it
+did), and the snapshot summary carries the query and batch ids.
 A batch whose id is not above the newer of the two is already in the table and is skipped. The
 property survives snapshot expiry (which drops old summaries); the summaries survive someone removing
 the property.
@@ -29,6 +30,7 @@ from .compaction import FileSizes, TableFile, plan_compaction
 from .config import CatalogConfig
 from .location import Location, iceberg_s3_properties
 from .paths import partition_path, partition_string
+from .table_schema import added_fields
 from .target import SinkError, WrittenFile
 
 log = logging.getLogger("s3sqs.sinks")
@@ -74,6 +76,7 @@ class IcebergTarget:
         self.warehouse = warehouse
         self.endpoint = endpoint
         self._table: Table | None = None
+        self._evolve_to: pa.Schema | None = None  # the stream's grown schema, until a batch commits it
 
     # --- table ---
     def table(self) -> Table:
@@ -93,13 +96,8 @@ class IcebergTarget:
         except (NoSuchTableError, NoSuchNamespaceError):
             self._create(schema)
             return
-        table = grown(self.catalog, self.name, table, schema)
-        check_columns(self.name, table, schema)
-        fields = [(table.schema().find_column_name(f.source_id), str(f.transform)) for f in table.spec().fields]
-        if fields != [(c, "identity") for c in self.partition_by]:
-            have = ", ".join(f"{t}({c})" for c, t in fields) or "nothing"
-            raise SinkError(f"Iceberg table {self.name} is partitioned by {have}, but --partition-by is "
-                            f"{list(self.partition_by)}; use the table's partitioning or another --table")
+        check_partitioning(self.name, table, self.partition_by)
+        self._evolve_to = evolution(self.name, table, schema)
         self._table = table
 
     def _create(self, schema: pa.Schema) -> None:
@@ -136,10 +134,14 @@ class IcebergTarget:
                      batch_id, self.name, query_id, last)
             return False
         with table.transaction() as tx:
+            if self._evolve_to is not None and added_fields(table.schema().as_arrow(), self._evolve_to):
+                with tx.update_schema() as update:  # new fields, nullable, in the commit of their first rows
+                    update.union_by_name(self._evolve_to)
             tx.set_properties({MARKER_PREFIX + query_id: str(batch_id)})
             # The names are unique per write attempt, so the (costly) scan for duplicates is not needed.
             tx.add_files([iceberg_uri(f.uri) for f in files], check_duplicate_files=False,
                          snapshot_properties={QUERY_ID_SUMMARY: query_id, BATCH_ID_SUMMARY: str(batch_id)})
+        self._evolve_to = None
         return True
 
     # --- inspection and compaction ---
@@ -223,27 +225,35 @@ def last_committed_batch(properties: dict[str, str], summaries: list[dict[str, s
     return max(batches)
 
 
-def grown(catalog: Catalog, name: str, table: Table, schema: pa.Schema) -> Table:
-    """The table with the columns the stream's schema gained at its end (schema evolution), added nullable
-    by union-by-name in a commit of their own, before the first batch that holds them."""
-    have = [f.name for f in table.schema().fields]
-    if not (len(schema.names) > len(have) and schema.names[:len(have)] == have):
-        return table
-    with table.update_schema() as update:
-        update.union_by_name(schema)
-    log.warning("Iceberg table %s: added columns %s, which the stream's schema gained", name,
-                ", ".join(schema.names[len(have):]))
-    return catalog.load_table(name)
+def check_partitioning(name: str, table: Table, partition_by: tuple[str, ...]) -> None:
+    fields = [(table.schema().find_column_name(f.source_id), str(f.transform)) for f in table.spec().fields]
+    if fields != [(c, "identity") for c in partition_by]:
+        have = ", ".join(f"{t}({c})" for c, t in fields) or "nothing"
+        raise SinkError(f"Iceberg table {name} is partitioned by {have}, but --partition-by is "
+                        f"{list(partition_by)}; use the table's partitioning or another --table")
+
+
+def evolution(name: str, table: Table, schema: pa.Schema) -> pa.Schema | None:
+    """The output's schema when it adds fields to the table's (schema evolution: the next batch's commit adds
+    them, by union by name, with its files); None when they match; an error for any other difference."""
+    added = added_fields(table.schema().as_arrow(), schema)
+    if not added:
+        check_columns(name, table, schema)
+        return None
+    log.warning("Iceberg table %s: the stream's schema gained %s; the next batch's commit adds them",
+                name, ", ".join(added))
+    return schema
 
 
 def check_columns(name: str, table: Table, schema: pa.Schema) -> None:
+    """Names and types must match, by name (Iceberg resolves columns by name; their order may differ)."""
     have = [f.name for f in table.schema().fields]
-    if have != schema.names:
+    if sorted(have) != sorted(schema.names):
         raise SinkError(f"Iceberg table {name} has columns {have}, but the output has {schema.names}; make "
                         "--schema/--transform produce the table's columns, or use another --table")
-    ours = pyarrow_to_schema(schema, name_mapping=table.schema().name_mapping)
-    diff = [f"{a.name}: table {a.field_type}, output {b.field_type}"
-            for a, b in zip(table.schema().fields, ours.fields) if a.field_type != b.field_type]
+    ours = {f.name: f.field_type for f in pyarrow_to_schema(schema, name_mapping=table.schema().name_mapping).fields}
+    diff = [f"{a.name}: table {a.field_type}, output {ours[a.name]}"
+            for a in table.schema().fields if a.field_type != ours[a.name]]
     if diff:
         raise SinkError(f"Iceberg table {name} has other column types than the output ({'; '.join(diff)}); "
                         "cast in --transform, or use another --table")

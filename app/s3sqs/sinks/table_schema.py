@@ -74,3 +74,44 @@ def check_partitioning(schema: T.StructType, partition_by: tuple[str, ...]) -> N
                             "partition by a string, integer, date or boolean column")
     if len(partition_by) == len(fields):
         raise SinkError("--partition-by names every output column; a table needs at least one data column")
+
+
+def added_fields(have: pa.Schema, want: pa.Schema) -> list[str] | None:
+    """The fields `want` adds to a table's schema `have` ("a.b" for a nested one), when it only adds fields
+    (schema evolution: the table can take it by merging); None when it differs in any other way (a type,
+    a dropped field), which no merge may hide. By name, as the table formats resolve columns: their order
+    is not compared (delta-rs keeps partition columns last when it merges)."""
+    return _added(pa.struct(list(have)), pa.struct(list(want)), "")
+
+
+def _added(have: pa.DataType, want: pa.DataType, path: str) -> list[str] | None:
+    have, want = _plain(have), _plain(want)
+    if pa.types.is_struct(have) and pa.types.is_struct(want):
+        old = {have.field(i).name: have.field(i).type for i in range(have.num_fields)}
+        new = {want.field(i).name: want.field(i).type for i in range(want.num_fields)}
+        if not old.keys() <= new.keys():
+            return None
+        out = [f"{path}{name}" for name in new if name not in old]
+        for name, typ in old.items():
+            inner = _added(typ, new[name], f"{path}{name}.")
+            if inner is None:
+                return None
+            out += inner
+        return out
+    if pa.types.is_list(have) and pa.types.is_list(want):
+        return _added(have.value_type, want.value_type, path)
+    if pa.types.is_map(have) and pa.types.is_map(want):
+        keys = _added(have.key_type, want.key_type, path)
+        return None if keys != [] else _added(have.item_type, want.item_type, path)
+    return [] if have == want else None
+
+
+def _plain(t: pa.DataType) -> pa.DataType:
+    """Arrow spellings that store the same thing (pyiceberg reads large types, delta-rs plain ones)."""
+    if pa.types.is_large_string(t) or pa.types.is_string_view(t):
+        return pa.string()
+    if pa.types.is_large_binary(t) or pa.types.is_binary_view(t):
+        return pa.binary()
+    if pa.types.is_large_list(t) or pa.types.is_list_view(t):
+        return pa.list_(t.value_type)
+    return t

@@ -6,7 +6,8 @@ type needs it. What Spark does and this copies:
 - a value that does not fit its type is null and makes the row malformed; the row keeps its other fields,
   and a struct keeps its fields that fit (also inside an array), but an array or map with an element that
   does not fit is null as a whole;
-- fields the schema does not declare are skipped (and reported: top-level by name, nested as "a.b").
+- fields the schema does not declare are skipped (and reported: top-level by name, nested as "a.b"); with a
+  rescued-data column, a top-level field's whole source text is kept there when something inside it was skipped.
 """
 from __future__ import annotations
 
@@ -57,6 +58,7 @@ class Context:
     def __init__(self, fo_options: dict):
         self.options = fo_options
         self.unknown: dict[str, None] = {}
+        self.skipped = 0  # nested fields skipped so far: tells the top level which of its values lost some
 
 
 def reader_of(typ: pa.DataType, ctx: Context, path: str):
@@ -132,11 +134,16 @@ def struct_reader(fields: dict, ctx: Context, path: str, extras: list | None = N
                 v, i = scan(s, i)
                 if extras is not None:
                     extras.append((key, v))
-                elif path + key not in ctx.unknown:
-                    ctx.unknown[path + key] = None
+                else:
+                    ctx.skipped += 1
+                    if path + key not in ctx.unknown:
+                        ctx.unknown[path + key] = None
             else:
+                start, skipped = i, ctx.skipped
                 try:
                     out[key], i = r(s, i)
+                    if extras is not None and ctx.skipped != skipped:
+                        extras.append((key, Raw(s[start:i])))  # the whole value: what was skipped is in it
                 except Misfit as m:
                     out.setdefault(key, m.partial)  # an earlier duplicate that fitted stays, as in Spark
                     if extras is not None:
