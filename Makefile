@@ -4,6 +4,7 @@ VENV := .venv
 VENV40 := .venv-spark40
 STAMP := $(VENV)/.installed
 STAMP40 := $(VENV40)/.installed
+JARS_STAMP := $(VENV40)/.jars-installed
 NODE_STAMP := node_modules/.installed
 
 export CDK_DISABLE_VERSION_CHECK := 1
@@ -23,9 +24,9 @@ PORT ?= 5000
 LOCAL_STACK_DIR ?= .local-stack
 OUTPUTS_FILE ?= cdk-outputs.json
 
-.PHONY: demo test test-serial test-spark40 setup clean local-stack local-stack-stop
+.PHONY: demo test test-serial test-spark40 setup clean local-stack local-stack-stop s3a-jars
 
-setup: $(STAMP) $(STAMP40) $(NODE_STAMP)
+setup: $(STAMP) $(STAMP40) $(JARS_STAMP) $(NODE_STAMP)
 
 # pip prints each package it collects and installs: on a fresh machine these steps take minutes, and a
 # banner per step says which one is running and roughly how long it takes.
@@ -33,43 +34,57 @@ PIP_INSTALL = --progress-bar off --no-input --disable-pip-version-check
 
 # Main environment: PySpark 4.3 (newest) plus everything the tests and the CDK app need.
 $(STAMP): pyproject.toml
-	@echo "==> setup 1/3: $(VENV), PySpark 4.3 with the CDK and test tools (the longest step: several minutes on a fresh machine)"
+	@echo "==> setup 1/4: $(VENV), PySpark 4.3 with the CDK and test tools (the longest step: several minutes on a fresh machine)"
 	$(PY) -m venv $(VENV)
 	$(VENV)/bin/pip install $(PIP_INSTALL) --quiet --upgrade pip
 	$(VENV)/bin/pip install $(PIP_INSTALL) -e '.[spark,dev]'
 	$(call spark_submit_ready,$(VENV))
 	touch $@
-	@echo "==> setup 1/3 done: $(VENV)"
+	@echo "==> setup 1/4 done: $(VENV)"
 
 # Second environment: PySpark 4.0.2, the version EMR's emr-spark-8.0.0 runs.
 $(STAMP40): pyproject.toml
-	@echo "==> setup 2/3: $(VENV40), PySpark 4.0.2 (EMR's version) for make test (a few minutes on a fresh machine)"
+	@echo "==> setup 2/4: $(VENV40), PySpark 4.0.2 (EMR's version) for make test (a few minutes on a fresh machine)"
 	$(PY) -m venv $(VENV40)
 	$(VENV40)/bin/pip install $(PIP_INSTALL) --quiet --upgrade pip
 	$(VENV40)/bin/pip install $(PIP_INSTALL) -e '.[dev]' pyspark==4.0.2
 	$(call spark_submit_ready,$(VENV40))
 	touch $@
-	@echo "==> setup 2/3 done: $(VENV40)"
+	@echo "==> setup 2/4 done: $(VENV40)"
+
+# Spark's own Delta 4.0.0 and Iceberg 1.10.1 writers for $(VENV40) (Spark 4.0 / Scala 2.13 builds, the
+# versions emr-spark-8.0.0 bundles), from Maven Central into ~/.cache/s3sqs/jars, each checked against the
+# SHA-1 pinned in devtools/jars.py; tests then start Spark with --jars and resolve nothing at run time.
+$(JARS_STAMP): devtools/jars.py $(STAMP40)
+	@echo "==> setup 3/4: Spark's Delta and Iceberg jars for $(VENV40) (55 MB from Maven Central, seconds)"
+	$(VENV40)/bin/python -m devtools.jars fetch tables
+	touch $@
+	@echo "==> setup 3/4 done: jars in ~/.cache/s3sqs/jars"
+
+# Hadoop's S3A filesystem (hadoop-aws 3.4.1, PySpark 4.0.2's Hadoop, and the 558 MB AWS SDK bundle it
+# needs), only for the benchmarks' --s3 runs of Spark's file source; not part of setup or the tests.
+s3a-jars: $(STAMP40)
+	$(VENV40)/bin/python -m devtools.jars fetch s3a
 
 # The CDK CLI, pinned exactly in package.json.
 $(NODE_STAMP): package.json package-lock.json
-	@echo "==> setup 3/3: node_modules, the CDK CLI pinned in package.json (npm ci, under a minute)"
+	@echo "==> setup 4/4: node_modules, the CDK CLI pinned in package.json (npm ci, under a minute)"
 	npm ci --no-audit --no-fund --loglevel=error
 	touch $@
-	@echo "==> setup 3/3 done: node_modules"
+	@echo "==> setup 4/4 done: node_modules"
 
 demo: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/python scripts/demo.py
 
 # The whole suite on Spark 4.3 and, beside it, the Spark-driving tests again on Spark 4.0.2 (two lanes at
 # once: devtools/test_lanes.py; `make test-serial` runs them one after the other).
-test: $(STAMP) $(STAMP40) $(NODE_STAMP)
+test: $(STAMP) $(STAMP40) $(JARS_STAMP) $(NODE_STAMP)
 	$(VENV)/bin/python devtools/test_lanes.py
 
-test-serial: $(STAMP) $(STAMP40) $(NODE_STAMP)
+test-serial: $(STAMP) $(STAMP40) $(JARS_STAMP) $(NODE_STAMP)
 	$(VENV)/bin/python devtools/test_lanes.py --serial
 
-test-spark40: $(STAMP40)
+test-spark40: $(STAMP40) $(JARS_STAMP)
 	$(VENV40)/bin/python -m pytest -q -m "spark or chaos"
 
 local-stack: $(STAMP)

@@ -6,6 +6,10 @@ S3 announces them (S3 -> SQS on the local stand-in); Spark's own file source lis
 that gets the same files (written whole, then renamed into place). The two run one after the other, in
 fresh processes, --reps times each in alternating order. A file's latency is the time from its upload
 to the commit of the sink batch that holds its rows. It prints median and p95 of both and the ratio.
+
+With --s3, Spark's file source watches s3a://bucket/<folder>/ on the same moto server instead of a local
+directory, and the files for it are uploaded there too (Hadoop's S3A filesystem: `make s3a-jars`, Spark
+4.0.2 only). Each trigger then lists that folder over HTTP, as it would list S3.
 """
 from __future__ import annotations
 
@@ -43,17 +47,27 @@ def batch_commit_times(table: Path) -> dict[str, float]:
     return out
 
 
-def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, bucket: str, queue: str) -> dict:
+def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, bucket: str, queue: str,
+           on_s3: bool = False) -> dict:
     import boto3
     import pyarrow.parquet as pq
     from pyspark.sql import SparkSession
-    spark = (SparkSession.builder.master("local[2]").appName(f"latency-{kind}")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-             .config("spark.log.level", "ERROR").getOrCreate())
+    builder = (SparkSession.builder.master("local[2]").appName(f"latency-{kind}")
+               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+               .config("spark.log.level", "ERROR"))
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    native_prefix = f"native-landing/{work.name}/"
+    if kind == "native" and on_s3:
+        from devtools.jars import s3a_conf
+        for key, value in s3a_conf(endpoint).items():
+            builder = builder.config(key, value)
+        s3.put_object(Bucket=bucket, Key=native_prefix, Body=b"")  # the folder exists before the query starts
+    spark = builder.getOrCreate()
     landing = work / "landing"
     landing.mkdir(parents=True)
     if kind == "native":
-        df = spark.readStream.format("json").schema(SCHEMA).load(str(landing))
+        df = spark.readStream.format("json").schema(SCHEMA).load(
+            f"s3a://{bucket}/{native_prefix}" if on_s3 else str(landing))
     else:
         sys.path.insert(0, str(ROOT / "app"))
         from s3sqs.job.main import warm_python_workers
@@ -67,13 +81,14 @@ def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, buc
          .option("checkpointLocation", str(work / "ck")).trigger(processingTime=trigger).start())
     while not q.recentProgress:  # started and ran its first (empty) trigger
         time.sleep(0.1)
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
     sent: dict[int, float] = {}
 
     def trickle():
         for i in range(seconds):
             body = json.dumps({"id": i, "sent": time.time()}).encode() + b"\n"
-            if kind == "native":
+            if kind == "native" and on_s3:
+                s3.put_object(Bucket=bucket, Key=f"{native_prefix}f-{i:04d}.json", Body=body)
+            elif kind == "native":
                 tmp = work / f".tmp-{i}"
                 tmp.write_bytes(body)
                 os.rename(tmp, landing / f"f-{i:04d}.json")
@@ -109,7 +124,9 @@ def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--seconds", type=int, default=60, help="files uploaded, one a second (default 60)")
     p.add_argument("--trigger", default="5 seconds", help="trigger interval of both queries (default 5 seconds)")
-    p.add_argument("--spark", default="4.0.2,4.3", help="which PySparks, in order (default 4.0.2,4.3)")
+    p.add_argument("--spark", help="which PySparks, in order (default 4.0.2,4.3; with --s3, 4.0.2)")
+    p.add_argument("--s3", action="store_true", help="Spark's file source watches an s3a:// folder on the moto "
+                                                     "server (Spark 4.0.2 only; make s3a-jars first)")
     p.add_argument("--reps", type=int, default=2)
     p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
     for name in ("--work", "--endpoint", "--bucket", "--queue"):
@@ -117,14 +134,20 @@ def main(argv=None) -> int:
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker, Path(args.work), args.seconds, args.trigger, args.endpoint, args.bucket,
-                                args.queue)))
+                                args.queue, args.s3)))
         return 0
-    sparks = [s for s in args.spark.split(",") if s]
+    sparks = [s for s in (args.spark or ("4.0.2" if args.s3 else "4.0.2,4.3")).split(",") if s]
     for s in sparks:
         if s not in SPARKS or not SPARKS[s].exists():
             p.error(f"--spark: {s!r} is not set up here; choose from {', '.join(SPARKS)}")
     if args.seconds < 5 or args.reps < 1:
         p.error("--seconds must be at least 5 and --reps at least 1")
+    if args.s3:
+        from devtools import jars
+        if sparks != ["4.0.2"]:
+            p.error("--s3: the S3A jars fit Spark 4.0.2's Hadoop only; give --spark 4.0.2")
+        if not jars.available("s3a"):
+            p.error(f"--s3 needs the S3A jars in {jars.cache_dir()}; run make s3a-jars")
 
     import boto3
 
@@ -133,7 +156,8 @@ def main(argv=None) -> int:
     server = start_moto_server()
     try:
         print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
-              f"1 file/s for {args.seconds} s, trigger {args.trigger}", flush=True)
+              f"1 file/s for {args.seconds} s, trigger {args.trigger}; Spark's file source "
+              f"{'lists s3a:// on the moto server' if args.s3 else 'lists a local directory'}", flush=True)
         rows = []
         for spark in sparks:
             res = {"native": [], "s3sqs": []}
@@ -148,7 +172,8 @@ def main(argv=None) -> int:
                     try:
                         r = subprocess.run([str(py), __file__, "--worker", kind, "--work", str(work), "--seconds",
                                             str(args.seconds), "--trigger", args.trigger, "--endpoint",
-                                            server.endpoint_url, "--bucket", path.bucket, "--queue", path.queue_url],
+                                            server.endpoint_url, "--bucket", path.bucket, "--queue", path.queue_url,
+                                            *(["--s3"] if args.s3 else [])],
                                            env=env, capture_output=True, text=True, timeout=900)
                         if r.returncode != 0:
                             raise SystemExit(f"{kind} failed:\n{r.stderr[-3000:]}")

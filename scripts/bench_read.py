@@ -8,6 +8,12 @@ order. A run is timed from the query's start to the moment its sink has committe
 source finds the files by listing them once (includeExistingFiles, basePath=file://...), which is what
 Spark's file source does too; the queue is an empty one on the local stand-in. It prints rows/s of both
 and the ratio (>1: this source is faster).
+
+With --s3 the files are uploaded to a bucket on the same moto server instead, and both read them from
+there: this source lists s3://bucket/<format>/ once and reads the objects with pyarrow; Spark's file
+source reads s3a://bucket/<format>/ through Hadoop's S3A filesystem (the jars `make s3a-jars` fetches,
+for Spark 4.0.2's Hadoop 3.4.1; so --s3 runs on 4.0.2 only). moto serves both, so the figures compare
+the two readers on one S3 stand-in, not S3 itself.
 """
 from __future__ import annotations
 
@@ -89,12 +95,18 @@ def make_data(root: Path, fmt: str, files: int, rows: int) -> int:
 
 # ---------------------------------------------------------------------------------------- worker
 
-def worker(kind: str, fmt: str, data: Path, out: Path, expected: int, endpoint: str, queue_url: str) -> dict:
+def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: str, queue_url: str) -> dict:
     import pyspark
     from pyspark.sql import SparkSession
     builder = (SparkSession.builder.master("local[2]").appName(f"bench-{kind}")
                .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
                .config("spark.log.level", os.environ.get("BENCH_LOG_LEVEL", "ERROR")))
+    on_s3 = data.startswith("s3://")
+    location = f"{data.rstrip('/')}/{fmt}"
+    if on_s3 and kind == "native":
+        from devtools.jars import s3a_conf
+        for key, value in s3a_conf(endpoint).items():
+            builder = builder.config(key, value)
     schema = SCHEMAS.get(fmt, SCHEMA)
     if kind == "native" and fmt == "avro":
         jar = AVRO_JAR.get(".".join(pyspark.__version__.split(".")[:2]))
@@ -112,14 +124,14 @@ def worker(kind: str, fmt: str, data: Path, out: Path, expected: int, endpoint: 
             reader = reader.option("header", "true")
         if fmt == "xml":
             reader = reader.option("rowTag", "row")
-        df = reader.load(str(data / fmt))
+        df = reader.load(location.replace("s3://", "s3a://", 1) if on_s3 else location)
     else:
         sys.path.insert(0, str(ROOT / "app"))
         from s3sqs.job.main import warm_python_workers
         from s3sqs.planning.source import register
         register(spark)
         opts = {"fileFormat": fmt, "queueUrl": queue_url, "endpointUrl": endpoint, "queueRegion": "us-east-1",
-                "stateLocation": str(out / "state"), "basePath": f"file://{data / fmt}/",
+                "stateLocation": str(out / "state"), "basePath": f"{location}/" if on_s3 else f"file://{location}/",
                 "includeExistingFiles": "true", "maxFilesPerTrigger": "-1",
                 "minPartitions": str(spark.sparkContext.defaultParallelism)}
         if fmt == "csv":
@@ -155,12 +167,22 @@ def worker(kind: str, fmt: str, data: Path, out: Path, expected: int, endpoint: 
 
 # ------------------------------------------------------------------------------------ orchestrator
 
-def run_one(python: Path, kind: str, fmt: str, data: Path, expected: int, endpoint: str, queue: str) -> dict:
+S3_BUCKET = "bench-read"
+
+
+def upload(s3, folder: Path, fmt: str) -> None:
+    """The format's files into s3://S3_BUCKET/<format>/, a few at a time (moto takes ~100-150 PUTs/s)."""
+    from concurrent.futures import ThreadPoolExecutor
+    with ThreadPoolExecutor(4) as pool:
+        list(pool.map(lambda p: s3.upload_file(str(p), S3_BUCKET, f"{fmt}/{p.name}"), sorted(folder.iterdir())))
+
+
+def run_one(python: Path, kind: str, fmt: str, data: str, expected: int, endpoint: str, queue: str) -> dict:
     out = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-"))
     try:
         env = {**os.environ, "PYSPARK_PYTHON": str(python), "PYSPARK_DRIVER_PYTHON": str(python),
                "SPARK_LOCAL_IP": "127.0.0.1"}
-        r = subprocess.run([str(python), __file__, "--worker", kind, "--format", fmt, "--data", str(data),
+        r = subprocess.run([str(python), __file__, "--worker", kind, "--format", fmt, "--data", data,
                             "--out", str(out), "--expected", str(expected), "--endpoint", endpoint, "--queue", queue],
                            env=env, capture_output=True, text=True, timeout=1800)
         if r.returncode != 0:
@@ -173,20 +195,22 @@ def run_one(python: Path, kind: str, fmt: str, data: Path, expected: int, endpoi
 def main(argv=None) -> int:
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--formats", default="json,csv,parquet")
-    p.add_argument("--spark", default="4.0.2,4.3", help="which PySparks, in order (default 4.0.2,4.3)")
+    p.add_argument("--spark", help="which PySparks, in order (default 4.0.2,4.3; with --s3, 4.0.2)")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--scale", type=float, default=1.0, help="multiply the number of files (default 1)")
+    p.add_argument("--s3", action="store_true", help="read from a bucket on the moto server (Spark's file source "
+                                                     "through s3a://; Spark 4.0.2 only; make s3a-jars first)")
     p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
     for name in ("--format", "--data", "--out", "--expected", "--endpoint", "--queue"):
         p.add_argument(name, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
-        print(json.dumps(worker(args.worker, args.format, Path(args.data), Path(args.out), int(args.expected),
+        print(json.dumps(worker(args.worker, args.format, args.data, Path(args.out), int(args.expected),
                                 args.endpoint, args.queue)))
         return 0
 
     formats = [f for f in args.formats.split(",") if f]
-    sparks = [s for s in args.spark.split(",") if s]
+    sparks = [s for s in (args.spark or ("4.0.2" if args.s3 else "4.0.2,4.3")).split(",") if s]
     for f in formats:
         if f not in FORMATS:
             p.error(f"--formats: unknown format {f!r}; choose from {', '.join(FORMATS)}")
@@ -195,6 +219,12 @@ def main(argv=None) -> int:
             p.error(f"--spark: {s!r} is not set up here; choose from {', '.join(SPARKS)} (make setup builds both)")
     if args.reps < 1:
         p.error("--reps must be at least 1")
+    if args.s3:
+        from devtools import jars
+        if sparks != ["4.0.2"]:
+            p.error("--s3: the S3A jars fit Spark 4.0.2's Hadoop only; give --spark 4.0.2")
+        if not jars.available("s3a"):
+            p.error(f"--s3 needs the S3A jars in {jars.cache_dir()}; run make s3a-jars")
 
     import boto3
 
@@ -205,22 +235,30 @@ def main(argv=None) -> int:
     try:
         queue = boto3.client("sqs", endpoint_url=server.endpoint_url, region_name="us-east-1").create_queue(
             QueueName="bench-read")["QueueUrl"]
+        s3 = boto3.client("s3", endpoint_url=server.endpoint_url, region_name="us-east-1")
+        if args.s3:
+            s3.create_bucket(Bucket=S3_BUCKET)
         load = os.getloadavg()[0]
         print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {load:.1f}; {args.reps} runs each, "
-              f"alternating; times from query start to the last row committed", flush=True)
+              f"alternating; times from query start to the last row committed; files "
+              f"{'in s3://' + S3_BUCKET + ' on the moto server' if args.s3 else 'on local disk'}", flush=True)
         results = []
         for fmt in formats:
             files, rows = FORMATS[fmt]
             files = max(1, int(files * args.scale))
             expected = make_data(data, fmt, files, rows)
             size = sum(p.stat().st_size for p in (data / fmt).iterdir())
+            source = str(data)
+            if args.s3:
+                upload(s3, data / fmt, fmt)
+                source = f"s3://{S3_BUCKET}"
             for spark in sparks:
                 times = {"native": [], "s3sqs": []}
                 kinds = ["native", "s3sqs"]
                 for rep in range(args.reps):
                     order = kinds if rep % 2 == 0 else kinds[::-1]
                     for kind in order:
-                        r = run_one(SPARKS[spark], kind, fmt, data, expected, server.endpoint_url, queue)
+                        r = run_one(SPARKS[spark], kind, fmt, source, expected, server.endpoint_url, queue)
                         if "unavailable" in r:  # Spark's reader cannot be loaded here: only this source's figure
                             print(f"  {fmt:8s} Spark {spark:6s} native  {r['unavailable']}", flush=True)
                             kinds = ["s3sqs"]

@@ -7,7 +7,9 @@
 2. Upload sample files: CSV (some gzip), JSON lines and Parquet, Hive-style partitioned paths, names
    with spaces and non-ASCII characters, and one multipart upload (which S3 announces twice).
 3. Run app/job.py with --until-drained for each format, showing progress; then on the CSV files again
-   into a Delta table and an Iceberg table (SQLite catalog).
+   into a Delta table and an Iceberg table (SQLite catalog), and, where PySpark 4.0.2 (EMR's Spark) and
+   the jars make setup fetches are present, into a Delta table written by Spark's own Delta writer
+   (--table-writer spark), as EMR users write one.
 4. Print files, rows, batches, duplicates ignored and throughput; check output rows == input rows, in
    the Parquet output and in both tables, before and after compact-table.
 Everything started here is stopped on exit, Ctrl-C included.
@@ -50,6 +52,11 @@ DEMO_CONSUMERS = [{"name": fmt, "accountId": "123456789012", "prefix": f"landing
 TABLE_FORMATS = ("delta", "iceberg")
 DEMO_CONSUMERS += [{"name": fmt, "accountId": "123456789012", "prefix": "landing/csv/",
                     "maxReceiveCount": 5, "visibilityTimeoutSeconds": 120} for fmt in TABLE_FORMATS]
+# And one more: the CSV files into a Delta table written by Spark's own writer, on EMR's Spark 4.0.2.
+SPARK_WRITER = "delta-spark"
+DEMO_CONSUMERS += [{"name": SPARK_WRITER, "accountId": "123456789012", "prefix": "landing/csv/",
+                    "maxReceiveCount": 5, "visibilityTimeoutSeconds": 120}]
+SPARK40_PYTHON = ROOT / ".venv-spark40" / "bin" / "python"
 DEMO_ROLE = "arn:aws:iam::123456789012:role/demo-reader"  # the stack grants consumers to roles
 
 
@@ -151,12 +158,12 @@ def run_job(fmt: str, queue_url: str, endpoint: str, work: Path, children: list)
     return run_logged(cmd, fmt, work, children)
 
 
-def run_logged(cmd: list[str], name: str, work: Path, children: list) -> float:
+def run_logged(cmd: list[str], name: str, work: Path, children: list, env: dict | None = None) -> float:
     log_path = work / f"job-{name}.log"
     say(f"running the {name} job (log: {log_path.relative_to(ROOT) if log_path.is_relative_to(ROOT) else log_path})")
     t0 = time.monotonic()
     with open(log_path, "wb") as log:
-        proc = subprocess.Popen(cmd, env=job_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, env=env or job_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                 start_new_session=True, cwd=ROOT)
         children.append(proc)
         for raw in proc.stdout:
@@ -229,6 +236,42 @@ def run_table_job(fmt: str, queue_url: str, endpoint: str, work: Path, children:
     return run_logged(cmd, fmt, work, children)
 
 
+def spark_writer_missing() -> str | None:
+    """Why the Spark-writer table cannot be shown here, or None."""
+    from devtools import jars
+    if not (SPARK40_PYTHON.exists() and (SPARK40_PYTHON.parent / "spark-distribution").exists()):
+        return "no .venv-spark40 (PySpark 4.0.2, the Spark the jars are built for); make setup builds it"
+    if not jars.available("delta"):
+        return f"Delta's jars are not in {jars.cache_dir()}; make setup fetches them"
+    return None
+
+
+def run_spark_writer_job(queue_url: str, endpoint: str, work: Path, children: list) -> float:
+    """The CSV files again, into a Delta table that Spark's own Delta writer commits (Spark 4.0.2)."""
+    d = work / SPARK_WRITER
+    d.mkdir(parents=True, exist_ok=True)
+    args = ("--queue-url", queue_url, "--format", "csv", "--schema", SCHEMA, "--checkpoint", str(d / "checkpoint"),
+            "--sink", "delta", "--table-writer", "spark", "--table", str(d / "table"), "--partition-by", "country,day",
+            "--endpoint-url", endpoint, "--region", REGION, "--until-drained", "--idle-checks", "2",
+            "--trigger-interval", "1 second", "--name", "demo-delta-spark", "--option", "header=true",
+            "--option", "partitionColumns=country,day", "--option", "maxFilesPerTrigger=100",
+            "--option", "sqs.longPollingWaitTimeSeconds=2")
+    return run_logged(job_command(*args, python=SPARK40_PYTHON), SPARK_WRITER, work, children,
+                      env=job_env(SPARK40_PYTHON))
+
+
+def summarise_spark_writer(up: Upload, work: Path, wall: float) -> bool:
+    from deltalake import DeltaTable
+    table = DeltaTable(str(work / SPARK_WRITER / "table"))
+    data = table.to_pyarrow_table(columns=COLUMNS)
+    rows = list(zip(*(data.column(c).to_pylist() for c in COLUMNS)))
+    batches = len([p for p in (work / SPARK_WRITER / "checkpoint" / "commits").iterdir() if p.name.isdigit()])
+    ok = len(rows) == len(up.rows) and set(rows) == up.rows
+    print(f"  {'delta':8s} table  rows {len(rows):7d}  batches {batches:3d}  data files {len(table.file_uris()):4d}  "
+          f"(job {wall:.1f} s, Spark {table.history(1)[0].get('engineInfo', '?')})  {'OK' if ok else 'MISMATCH'}")
+    return ok
+
+
 def summarise_table(fmt: str, up: Upload, work: Path, wall: float) -> bool:
     target = table_target(fmt, work)
     if fmt == "delta":
@@ -291,10 +334,19 @@ def main(argv=None) -> int:
                  for fmt in FORMATS}
         walls.update({fmt: run_table_job(fmt, outputs.consumer(fmt).queue_url, server.endpoint_url, work, children)
                       for fmt in TABLE_FORMATS})
+        missing = spark_writer_missing()
+        if missing:
+            say(f"not showing a table written by Spark's own Delta writer: {missing}")
+        else:
+            walls[SPARK_WRITER] = run_spark_writer_job(outputs.consumer(SPARK_WRITER).queue_url, server.endpoint_url,
+                                                       work, children)
         print("\nSummary (each job: spark-submit until its queue was drained)")
         ok = all([summarise(fmt, uploads[fmt], work, walls[fmt]) for fmt in FORMATS])
         print("The CSV files again, into tables:")
         ok = all([summarise_table(fmt, uploads["csv"], work, walls[fmt]) for fmt in TABLE_FORMATS]) and ok
+        if SPARK_WRITER in walls:
+            print("And into a Delta table committed by Spark's own Delta writer (--table-writer spark, Spark 4.0.2):")
+            ok = summarise_spark_writer(uploads["csv"], work, walls[SPARK_WRITER]) and ok
         print("\nCompacting the tables' small files:")
         ok = all([compact_table(fmt, work) and summarise_table(fmt, uploads["csv"], work, walls[fmt])
                   for fmt in TABLE_FORMATS]) and ok

@@ -19,12 +19,16 @@ def test_setup_announces_each_long_step_and_lets_pip_show_its_progress():
     lines = dry_run("setup")
     banners = [i for i, line in enumerate(lines) if line.startswith('echo "==> setup ')]
     starts = [lines[i] for i in banners if " done: " not in lines[i]]
-    assert [s.split(":")[0] for s in starts] == ['echo "==> setup 1/3', 'echo "==> setup 2/3', 'echo "==> setup 3/3']
+    assert [s.split(":")[0] for s in starts] == ['echo "==> setup 1/4', 'echo "==> setup 2/4', 'echo "==> setup 3/4',
+                                                 'echo "==> setup 4/4']
     installs = [line for line in lines if " install " in line and "-e '." in line]
     assert len(installs) == 2 and not [line for line in installs if "--quiet" in line]
     # Each banner comes before the work it announces.
     assert lines.index(next(line for line in installs if ".venv/bin/pip" in line)) > banners[0]
     assert lines.index(next(line for line in lines if line.startswith("npm ci"))) > banners[-2]
+    # Spark's table writers' jars come with the 4.0.2 environment, pinned and checked; S3A's only on demand.
+    assert ".venv-spark40/bin/python -m devtools.jars fetch tables" in lines
+    assert not [line for line in lines if "fetch s3a" in line]
 
 
 def test_local_stack_targets_run_the_script_with_the_documented_defaults():

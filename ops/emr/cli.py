@@ -90,6 +90,7 @@ def _submit(args, out) -> int:
         trigger_interval=args.trigger_interval, max_failed_attempts_per_hour=args.max_failed_attempts_per_hour,
         timeout_minutes=args.timeout_minutes, spark_conf=tuple(args.conf),
         sink=args.sink, table=args.table, transform=args.transform, target_file_size=args.target_file_size,
+        table_writer=args.table_writer,
     )
     locations = consumer_artifact_locations(manifest, outputs, args.consumer)
     request = build_start_job_run_request(outputs, spec, locations, manifest, args.client_token or uuid.uuid4().hex)

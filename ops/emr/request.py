@@ -45,6 +45,12 @@ class JobSpec:
     table: str | None = None
     transform: str | None = None
     target_file_size: str | None = None
+    # delta/iceberg: Spark's own writers unless "python" (EMR bundles their jars; see docs/emr.md)
+    table_writer: str | None = None
+
+    @property
+    def writer(self) -> str | None:
+        return self.table_writer or ("spark" if self.sink in ("delta", "iceberg") else None)
 
     @property
     def mode(self) -> str:
@@ -169,10 +175,11 @@ def entry_point_arguments(spec: JobSpec, queue_url: str, checkpoint: str, output
         "output": output, "partition_by": tuple(spec.partition_by), "region": region,
         "endpoint_url": spec.job_endpoint_url, "trigger_interval": spec.trigger_interval,
         "until_drained": spec.until_drained, "sink": spec.sink, "table": spec.table, "transform": spec.transform,
-        "target_file_size": spec.target_file_size, "option": options, "name": spec.job_name})
+        "target_file_size": spec.target_file_size, "option": options, "name": spec.job_name,
+        "table_writer": spec.writer})
 
 
-def check_sink(spec: JobSpec, output: str, manifest: dict) -> None:
+def check_sink(spec: JobSpec, output: str, manifest: dict):
     """The job's own check of its sink flags, run here so a mistake fails now, not on EMR minutes later;
     and a --transform module must travel in the connector archive."""
     import argparse
@@ -183,9 +190,9 @@ def check_sink(spec: JobSpec, output: str, manifest: dict) -> None:
     flags = argparse.Namespace(
         sink=spec.sink, table=spec.table, output=output, partition_by=list(spec.partition_by),
         transform=spec.transform, target_file_size=spec.target_file_size, catalog=None,
-        catalog_uri=None, warehouse=None, endpoint_url=None, region=spec.region)
+        catalog_uri=None, warehouse=None, endpoint_url=None, region=spec.region, table_writer=spec.writer)
     try:
-        sink_config(flags)
+        cfg = sink_config(flags)
     except SinkError as e:
         raise SubmitError(str(e)) from None
     if spec.transform and not manifest.get("preview"):  # without dist/, package-job has not chosen them yet
@@ -195,6 +202,16 @@ def check_sink(spec: JobSpec, output: str, manifest: dict) -> None:
             raise SubmitError(f"--transform {spec.transform}: module {module!r} is not in dist/ (it has "
                               f"{', '.join(shipped) or 'none'}); run {command('package-job')} --transform-module "
                               f"PATH/{module}.py (or its package folder)")
+    return cfg
+
+
+def table_writer_conf(sink, region: str | None) -> tuple[str, ...]:
+    """Spark's own table writers: EMR's bundled jars on the classpath, and the session settings the job
+    also sets itself (s3sqs.sinks.spark_tables), so the request shows what the job runs with."""
+    from s3sqs.core.endpoint import Endpoint
+    from s3sqs.sinks.spark_tables import emr_conf
+
+    return tuple(f"{k}={v}" for k, v in emr_conf(sink, Endpoint(None, region)).items())
 
 
 def build_start_job_run_request(
@@ -207,7 +224,7 @@ def build_start_job_run_request(
     output = (spec.output or output_default).rstrip("/")
     if not 1 <= spec.max_failed_attempts_per_hour <= 10:
         raise SubmitError("--max-failed-attempts-per-hour must be between 1 and 10")
-    check_sink(spec, output, manifest)
+    sink = check_sink(spec, output, manifest)
     request = {
         "applicationId": outputs.get("EmrApplicationId"),
         "clientToken": client_token,
@@ -220,7 +237,8 @@ def build_start_job_run_request(
                 "entryPointArguments": entry_point_arguments(spec, consumer.queue_url, checkpoint, output,
                                                              spec.region),
                 "sparkSubmitParameters": spark_submit_parameters(
-                    locations.uri(manifest["environment"]), locations.uri(manifest["connector"]), spec.spark_conf),
+                    locations.uri(manifest["environment"]), locations.uri(manifest["connector"]),
+                    table_writer_conf(sink, spec.region) + spec.spark_conf),
             }
         },
         "configurationOverrides": {

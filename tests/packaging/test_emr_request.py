@@ -174,6 +174,27 @@ def test_table_sinks_and_the_transform_are_passed_to_the_job():
     assert "--sink" not in request()["jobDriver"]["sparkSubmit"]["entryPointArguments"]  # parquet: as before
 
 
+def conf_pairs(req) -> dict:
+    params = req["jobDriver"]["sparkSubmit"]["sparkSubmitParameters"].split()
+    return dict(p.split("=", 1) for p in params if p != "--conf")
+
+
+def test_tables_use_sparks_own_writers_with_emrs_bundled_jars_unless_python_is_asked_for():
+    req = request(sink="iceberg", table="raw_lake.orders", region="eu-west-1")
+    args = req["jobDriver"]["sparkSubmit"]["entryPointArguments"]
+    assert args[args.index("--table-writer") + 1] == "spark"
+    conf = conf_pairs(req)
+    assert conf["spark.jars"] == "/usr/share/aws/iceberg/lib/iceberg-spark3-runtime.jar"
+    assert conf["spark.sql.catalog.s3sqs.catalog-impl"] == "org.apache.iceberg.aws.glue.GlueCatalog"
+    assert conf["spark.sql.catalog.s3sqs.warehouse"] == "s3://ck/output/ingest"
+    assert conf_pairs(request(sink="delta"))["spark.jars"].endswith("/delta-spark.jar,/usr/share/aws/delta/lib/"
+                                                                     "delta-storage.jar")
+    python = request(sink="delta", table_writer="python")
+    assert "spark.jars" not in conf_pairs(python)
+    assert python["jobDriver"]["sparkSubmit"]["entryPointArguments"][-2:] != ["--table-writer", "spark"]
+    assert "spark.jars" not in conf_pairs(request())  # parquet: Spark's file sink, as before
+
+
 @pytest.mark.parametrize("spec, message", [
     ({"sink": "iceberg"}, "--sink iceberg needs --table namespace.table"),
     ({"sink": "iceberg", "table": "Raw.Orders"}, "stores names in lower case"),

@@ -14,7 +14,7 @@ from typing import Any, Callable
 from ..core.names import did_you_mean
 from ..core.units import parse_duration_seconds
 from ..core.vocabulary import FileFormat
-from ..sinks.config import CATALOGS, DEFAULT_TARGET_FILE_SIZE, SINKS
+from ..sinks.config import DEFAULT_TARGET_FILE_SIZE, JOB_CATALOGS, SINKS, TABLE_WRITERS
 
 DEFAULT_TRIGGER_INTERVAL = "5 seconds"
 DEFAULT_IDLE_CHECKS = 3
@@ -131,9 +131,14 @@ OUTPUT = (
          metavar="MODULE:FUNCTION"),
     Flag("--target-file-size", f"delta/iceberg: aim each micro-batch's data files at this size (default "
                                f"{DEFAULT_TARGET_FILE_SIZE})", metavar="SIZE"),
-    Flag("--catalog", "iceberg: glue (the AWS Glue Data Catalog; default) or sql (a SQLAlchemy database, e.g. "
-                      "SQLite for local runs)", type=choice("a catalog", CATALOGS, fold=str.lower), submit=False,
-         metavar="{" + ",".join(CATALOGS) + "}"),
+    Flag("--table-writer", "delta/iceberg: python (delta-rs and pyiceberg commit the Parquet files the executors "
+                           "write; needs no jars; the job's default) or spark (Spark's own Delta and Iceberg "
+                           "writers, whose jars EMR bundles; submit-job's default)",
+         type=choice("a table writer", TABLE_WRITERS, fold=str.lower), metavar="{" + ",".join(TABLE_WRITERS) + "}"),
+    Flag("--catalog", "iceberg: glue (the AWS Glue Data Catalog; default), sql (pyiceberg's SQLAlchemy catalog, "
+                      "e.g. SQLite for local runs) or hadoop (a warehouse folder; --table-writer spark only)",
+         type=choice("a catalog", JOB_CATALOGS, fold=str.lower), submit=False,
+         metavar="{" + ",".join(JOB_CATALOGS) + "}"),
     Flag("--catalog-uri", "iceberg with --catalog sql: e.g. sqlite:////tmp/catalog.db", metavar="URL",
          submit=False),
     Flag("--warehouse", "iceberg: where a new table's folder is created, WAREHOUSE/namespace/table "

@@ -95,11 +95,14 @@ def run(args: argparse.Namespace) -> int:
 
     from pyspark.sql import SparkSession
 
+    from .. import sinks
     from ..planning.source import register
 
     builder = SparkSession.builder.appName(args.name)
     if not args.verbose:
         builder = builder.config("spark.log.level", "WARN")
+    for key, value in sinks.session_conf(sink, opts.endpoint).items():  # Spark's own table writers
+        builder = builder.config(key, value)
     spark = builder.getOrCreate()
     register(spark)
     raw_options.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
@@ -134,7 +137,7 @@ def run_query(spark, args: argparse.Namespace, raw_options: dict[str, str], sche
     writer = (sinks.writer(df, sink, opts.endpoint)
               .option("checkpointLocation", args.checkpoint).queryName(args.name)
               .trigger(processingTime=f"{interval_ms} milliseconds"))
-    query = writer.start()
+    query = sinks.start(writer, sink)
     print(f"[job] query {args.name} started: {args.queue_url} -> {sink.describe()}", flush=True)
 
     check = CompletionCheck(opts, args.checkpoint)

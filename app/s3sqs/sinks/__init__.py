@@ -4,12 +4,15 @@ transform.
 
 - `config`: the sink's settings from the job's flags; `transform`: the user's function;
 - `stream`: the writer into the sink and the per-batch protocol of the tables (`TableSink`);
+- `spark_tables`: Spark's own Delta and Iceberg writers instead (`--table-writer spark`), and their Spark
+  configuration;
 - `target`: what a table format implements (`TableTarget`), done by `delta` and `iceberg`;
 - `table_files`: executor side, a batch's rows as Parquet data files;
 - pure helpers: `table_schema` (Arrow types), `paths` (folders, names), `stats` (Delta statistics),
   `compaction` (which files to combine); `location`: where files live, for pyarrow, delta-rs and pyiceberg.
 
-The job uses `check(args)` before Spark starts and `writer(df, cfg, endpoint)` to build the stream's writer.
+The job uses `check(args)` before Spark starts, `session_conf(cfg, endpoint)` when it starts Spark,
+`writer(df, cfg, endpoint)` to build the stream's writer and `start(writer, cfg)` to start it.
 """
 from __future__ import annotations
 
@@ -17,7 +20,7 @@ from ..core.endpoint import Endpoint
 from .config import SinkConfig, sink_config
 from .target import SinkError
 
-__all__ = ["SinkConfig", "SinkError", "check", "writer"]
+__all__ = ["SinkConfig", "SinkError", "check", "session_conf", "start", "writer"]
 
 
 def check(args) -> SinkConfig:
@@ -35,3 +38,17 @@ def writer(df, cfg: SinkConfig, endpoint: Endpoint):
     from .stream import sink_writer
 
     return sink_writer(df, cfg, endpoint)
+
+
+def session_conf(cfg: SinkConfig, endpoint: Endpoint) -> dict[str, str]:
+    """Spark settings the sink needs before the session starts (Spark's table writers only)."""
+    from .spark_tables import session_conf as conf
+
+    return conf(cfg, endpoint)
+
+
+def start(writer, cfg: SinkConfig):
+    """Start the streaming query built by `writer`."""
+    from .spark_tables import start as start_table, uses_spark_writer
+
+    return start_table(writer, cfg) if uses_spark_writer(cfg) else writer.start()

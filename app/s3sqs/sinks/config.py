@@ -19,7 +19,11 @@ from .location import Location
 from .target import SinkError
 
 SINKS = ("parquet", "delta", "iceberg")
-CATALOGS = ("glue", "sql")
+CATALOGS = ("glue", "sql")           # pyiceberg's (the python writer, compact-table)
+JOB_CATALOGS = CATALOGS + ("hadoop",)  # and Spark's Hadoop catalog, for Spark's Iceberg writer run locally
+# python: delta-rs / pyiceberg commit Parquet files the executors write (no jars needed; the job's default);
+# spark: Spark's own Delta / Iceberg writers (their jars on Spark's classpath, as EMR bundles them)
+TABLE_WRITERS = ("python", "spark")
 DEFAULT_TARGET_FILE_SIZE = "128m"
 MIN_TARGET_FILE_SIZE = 1 << 10
 MAX_TARGET_FILE_SIZE = 2 << 30
@@ -46,6 +50,7 @@ class SinkConfig(BaseModel):
     target_file_size: Size = Field(128 << 20, alias="--target-file-size")
     transform: str | None = None
     table_flag: str = "--table"               # delta: the flag that gave the table's location
+    table_writer: str = "python"              # delta/iceberg: TABLE_WRITERS
 
     @field_validator("target_file_size")
     @classmethod
@@ -66,9 +71,11 @@ class SinkConfig(BaseModel):
     def describe(self) -> str:
         if self.kind == "parquet":
             return self.output or ""
+        spark = self.table_writer == "spark"
         if self.kind == "delta":
-            return f"delta table {self.table.uri}"
-        return f"iceberg table {self.table_name} ({self.catalog.kind} catalog)"
+            return f"delta table {self.table.uri}" + (" (Spark's Delta writer)" if spark else "")
+        return f"iceberg table {self.table_name} ({self.catalog.kind} catalog" + \
+            (", Spark's Iceberg writer)" if spark else ")")
 
 
 def sink_config(args: Any) -> SinkConfig:
@@ -88,8 +95,13 @@ def sink_config(args: Any) -> SinkConfig:
                             ("--warehouse", args.warehouse)):
             if value:
                 raise SinkError(f"{flag} applies to --sink iceberg only")
+    table_writer = (getattr(args, "table_writer", None) or "python").lower()
+    if kind == "parquet" and getattr(args, "table_writer", None):
+        raise SinkError("--table-writer applies to --sink delta or iceberg; the parquet sink is Spark's file sink")
+    if table_writer not in TABLE_WRITERS:
+        raise SinkError(f"--table-writer {table_writer!r}: one of {', '.join(TABLE_WRITERS)}")
     fields: dict[str, Any] = {"kind": kind, "partition_by": partition_by, "--target-file-size": size,
-                              "transform": transform}
+                              "transform": transform, "table_writer": table_writer}
     if kind == "parquet":
         if args.table:
             raise SinkError("--table applies to --sink delta or iceberg; the parquet sink writes to --output")
@@ -103,13 +115,18 @@ def sink_config(args: Any) -> SinkConfig:
         flag = "--table" if args.table else "--output"
         fields.update(table=_location(args.table or output, flag, endpoint), table_flag=flag)
     else:
+        check_catalog_writer(args.catalog or "glue", table_writer)
         fields.update(table_name=iceberg_table_name(args.table, args.catalog),
                       catalog=catalog_config(args.catalog, args.catalog_uri, args.warehouse, output, endpoint))
     try:
-        return SinkConfig.model_validate(fields)
+        cfg = SinkConfig.model_validate(fields)
     except ValidationError as e:
         raise SinkError(one_line(e, lambda loc: str(loc[0]) if str(loc[0]).startswith("--") else f"--{loc[0]}")) \
             from None
+    if kind == "delta" and table_writer == "spark" and args.target_file_size:
+        raise SinkError("--target-file-size applies to the python writer and to iceberg; Spark's Delta writer "
+                        "writes a file per task and partition (compact the table with OPTIMIZE)")
+    return cfg
 
 
 def iceberg_table_name(text: str | None, catalog: str | None) -> str:
@@ -125,6 +142,17 @@ def iceberg_table_name(text: str | None, catalog: str | None) -> str:
     return name
 
 
+def check_catalog_writer(catalog: str, table_writer: str) -> None:
+    """Which catalogs each Iceberg writer reaches: pyiceberg has no Hadoop catalog, and Spark's JDBC catalog
+    would need a JDBC driver that Spark does not bundle."""
+    if catalog == "hadoop" and table_writer != "spark":
+        raise SinkError("--catalog hadoop needs --table-writer spark (pyiceberg has no Hadoop catalog); "
+                        "for the python writer use --catalog sql")
+    if catalog == "sql" and table_writer == "spark":
+        raise SinkError("--catalog sql is pyiceberg's SQL catalog; with --table-writer spark use --catalog hadoop "
+                        "locally (a warehouse folder) or glue on AWS")
+
+
 def catalog_config(kind: str | None, uri: str | None, warehouse: str | None, output: str | None,
                    endpoint: Endpoint = Endpoint(), creates_tables: bool = True) -> CatalogConfig:
     """The Iceberg catalog. A job may create its table, so it needs a warehouse for the sql catalog;
@@ -135,8 +163,8 @@ def catalog_config(kind: str | None, uri: str | None, warehouse: str | None, out
     if kind == "glue" and uri:
         raise SinkError("--catalog-uri applies to --catalog sql; the Glue catalog is found through the region")
     text = warehouse or output
-    if kind == "sql" and creates_tables and not text:
-        raise SinkError("--catalog sql needs --warehouse (or --output): where new tables are created")
+    if kind in ("sql", "hadoop") and creates_tables and not text:
+        raise SinkError(f"--catalog {kind} needs --warehouse (or --output): where new tables are created")
     flag = "--warehouse" if warehouse else "--output"
     location = _location(text, flag, endpoint) if text else None
     return CatalogConfig(kind=kind, uri=uri, warehouse=location, warehouse_flag=flag)

@@ -36,6 +36,9 @@ def sink_writer(df, cfg: SinkConfig, endpoint: Endpoint):
     partition columns or an existing table's schema surface here, before the stream starts."""
     if cfg.transform:
         df = apply_transform(load_transform(cfg.transform), df, cfg.transform)
+    if cfg.table_writer == "spark" and cfg.kind != "parquet":
+        from .spark_tables import spark_table_writer
+        return spark_table_writer(df, cfg)
     if cfg.kind == "parquet":
         missing = [c for c in cfg.partition_by if c not in df.columns]
         if missing:

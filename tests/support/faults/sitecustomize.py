@@ -6,6 +6,9 @@ point for that batch creates the marker file and sleeps, so the test can SIGKILL
 - write:  an executor has completed one data file of the batch and is still writing (no table commit);
 - commit: the driver has committed the batch to the table, and Spark has not yet logged the batch as
           done (its commits/<batch> file).
+- read:   (S3SQS_PAUSE_AT=read:<file name>) a task has handed Spark the first rows of the partition that
+          holds that file, and Spark's own table writer is writing them (no table commit). Spark's writers
+          run in the JVM, so the pause is in the source's read that feeds them.
 Nothing else changes; without the variables this file does nothing.
 """
 import importlib.abc
@@ -49,7 +52,21 @@ def _patch_stream(module) -> None:
     module.TableSink.__call__ = __call__
 
 
-_PATCHES = {"s3sqs.sinks.table_files": _patch_files, "s3sqs.sinks.stream": _patch_stream}
+def _patch_reader(module) -> None:
+    original = module.read_partition
+
+    def read_partition(files, *args, **kwargs):
+        names = {f.uri.rsplit("/", 1)[-1] for f in files}
+        for i, batch in enumerate(original(files, *args, **kwargs)):
+            yield batch
+            if i == 0:
+                for name in names:
+                    _pause("read", name)
+    module.read_partition = read_partition
+
+
+_PATCHES = {"s3sqs.sinks.table_files": _patch_files, "s3sqs.sinks.stream": _patch_stream,
+            "s3sqs.reading.reader": _patch_reader}
 
 
 class _Finder(importlib.abc.MetaPathFinder):
