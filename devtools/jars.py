@@ -142,6 +142,15 @@ def s3a_conf(endpoint_url: str, region: str = "us-east-1") -> dict[str, str]:
     }
 
 
+def s3a_problem(sparks: list[str]) -> str | None:
+    """Why a benchmark's --s3 cannot run with these Spark versions here, or None."""
+    if sparks != ["4.0.2"]:
+        return "--s3: the S3A jars fit Spark 4.0.2's Hadoop only; give --spark 4.0.2"
+    if not available("s3a"):
+        return f"--s3 needs the S3A jars in {cache_dir()}; run make s3a-jars"
+    return None
+
+
 def main(argv: list[str]) -> int:
     if len(argv) != 2 or argv[0] not in ("fetch", "path"):
         print(__doc__, file=sys.stderr)
@@ -157,3 +166,4 @@ def main(argv: list[str]) -> int:
 
 if __name__ == "__main__":
     sys.exit(main(sys.argv[1:]))
+

@@ -221,10 +221,9 @@ def main(argv=None) -> int:
         p.error("--reps must be at least 1")
     if args.s3:
         from devtools import jars
-        if sparks != ["4.0.2"]:
-            p.error("--s3: the S3A jars fit Spark 4.0.2's Hadoop only; give --spark 4.0.2")
-        if not jars.available("s3a"):
-            p.error(f"--s3 needs the S3A jars in {jars.cache_dir()}; run make s3a-jars")
+        problem = jars.s3a_problem(sparks)
+        if problem:
+            p.error(problem)
 
     import boto3
 
