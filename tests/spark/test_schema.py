@@ -167,7 +167,6 @@ def test_drift_add_new_columns_evolves_at_each_new_column_and_lands_every_row_on
     assert {r[0]: (r[2] or {}).get("zip") for r in rows}["3"] == "123"
 
 
-@only_on_newest_spark  # the suite's time: one Spark each; evolution itself runs on both
 def test_drift_rescue_keeps_what_the_schema_lacks_and_what_does_not_fit(spark, moto_endpoint, tmp_path):
     w, errors = drift_stream(spark, moto_endpoint, tmp_path, "rescue", GIVEN)
     assert errors == [None, None]
@@ -185,7 +184,6 @@ def test_drift_fail_on_new_columns_stops_at_the_first_new_column(spark, moto_end
     assert sorted(committed_rows(tmp_path / "out", ["id"])) == [(1,)]
 
 
-@only_on_emr_spark  # the suite's time: one Spark each; evolution itself runs on both
 def test_drift_none_ignores_new_columns_but_counts_them(spark, moto_endpoint, tmp_path):
     w, errors = drift_stream(spark, moto_endpoint, tmp_path, "none", "id LONG, name STRING, addr STRUCT<city: STRING>")
     assert errors == [None, None]
