@@ -14,7 +14,7 @@ from s3sqs.config.options import parse_options
 from s3sqs.job.completion import CompletionCheck
 from tests.spark.test_stream import source_options, spark  # noqa: F401 (the module's Spark session)
 from tests.support.aws import bucket_to_queue
-from tests.support.spark import only_on_emr_spark, only_on_newest_spark
+from tests.support.spark import only_on_newest_spark
 
 pytestmark = pytest.mark.spark
 
