@@ -207,8 +207,9 @@ def test_unknown_fields_and_the_rescued_column(tmp_path):
     rescued = reader_of("json").read(pa.py_buffer(path.read_bytes()), fields,
                                      FormatOptions("json", {}, "PERMISSIVE", "_rescued"), file)
     got = [json.loads(r) if r else None for r in rescued.table.column("_rescued").to_pylist()]
-    assert got == [{"c": "extra", "_file_path": file.uri}, {"a": "bad", "d": [1, 2.50], "_file_path": file.uri},
-                   None]
+    # b's undeclared nested field: b goes to the rescued column whole
+    assert got == [{"b": {"x": 1, "new": 2}, "c": "extra", "_file_path": file.uri},
+                   {"a": "bad", "d": [1, 2.50], "_file_path": file.uri}, None]
     assert rescued.table.column("a").to_pylist() == [1, None, 3]
     # A good file with an undeclared field stays on the fast path and still reports it.
     good = write(tmp_path, "good.json", '{"a": 1, "z": 2}\n{"a": 2, "b": {"x": 1, "q": [1]}}\n')
