@@ -14,7 +14,7 @@ from typing import Callable, Iterator
 
 from ..core.vocabulary import FileFormat
 
-BLOCK_BYTES = 32 << 20      # bytes of text parsed at once when a file is read in blocks
+BLOCK_BYTES = 8 << 20       # bytes of text parsed at once when a file is read in blocks (peak ~16x)
 BIG_FILE_BYTES = 64 << 20   # a text file above this (uncompressed) is read in blocks, never whole
 # A compressed file above this is read in blocks too: its text may be many times its size.
 BIG_COMPRESSED_BYTES = 4 << 20
