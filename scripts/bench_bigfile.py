@@ -137,7 +137,9 @@ class PeakMemory:
                 cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
             except OSError:
                 continue
-            kind = "jvm" if "java" in cmd.split(" ", 1)[0] else "python-worker" if "pyspark" in cmd else "other"
+            # Spark forks its Python workers from `python -m pyspark.daemon`: they keep its command line.
+            kind = "jvm" if "java" in cmd.split(" ", 1)[0] else \
+                "python-worker" if ("pyspark.daemon" in cmd or "pyspark.worker" in cmd) else "other"
             hwm = _kib(_status(pid).get("VmHWM"))
             if hwm:
                 self.peaks[pid] = (kind, max(hwm, self.peaks.get(pid, ("", 0))[1]))
