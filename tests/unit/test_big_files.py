@@ -197,3 +197,29 @@ def test_a_row_reads_the_same_whatever_the_other_rows_of_its_block(fmt, line, fi
     alone = reader.read(pa.py_buffer(line + b"\n"), fields, fo).table.to_pylist()
     beside = reader.read(pa.py_buffer(line + b"\n" + other + b"\n"), fields, fo).table.to_pylist()
     assert alone == beside[:len(alone)] and len(beside) == len(alone) + 1
+
+
+@pytest.mark.parametrize("fmt", ["parquet", "orc"])
+@pytest.mark.parametrize("rescued", [None, "_rescued"])
+def test_big_parquet_and_orc_files_are_read_a_row_group_or_stripe_at_a_time(fmt, rescued, tmp_path, monkeypatch):
+    import pyarrow.orc as orc
+    import pyarrow.parquet as pq
+    n = 30_000
+    table = pa.table({"id": pa.array(range(n), pa.int64()), "name": [f"n{i}" for i in range(n)],
+                      "extra": pa.array([i % 7 for i in range(n)], pa.int32())})
+    path = tmp_path / f"f.{fmt}"
+    if fmt == "parquet":
+        pq.write_table(table, path, row_group_size=7_000)
+    else:
+        orc.write_table(table, path, stripe_size=64 << 10)
+    fields = [pa.field("id", pa.int64()), pa.field("name", pa.string())]
+    fo = FormatOptions(fmt, {}, "PERMISSIVE", rescued)
+    reader = reader_of(fmt)
+    parts = list(reader.read_parts(str(path), fields, fo, local(path)))
+    assert len(parts) > 1 and all(p.unknown == ("extra",) for p in parts)
+    whole = reader.read(str(path), fields, fo, local(path))
+    assert pa.concat_tables([p.table for p in parts]).equals(whole.table)
+    monkeypatch.setattr(blocks, "BIG_FILE_BYTES", 0)  # through the task's reader: streamed, same rows
+    schema = pa.schema(fields)
+    got = pa.Table.from_batches(list(read_partition([local(path)], ReadSpec(FormatOptions(fmt, {})), schema, 1)))
+    assert got.column("id").to_pylist() == list(range(n))

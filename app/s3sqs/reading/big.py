@@ -6,6 +6,9 @@ file), so a block's rows are the rows its lines give inside the whole file (bloc
 file with a header has its header line (and the blank or comment lines before it) put before every
 block, so each block is read with the same names. A transient fault while streaming reopens the file at the offset reached (a compressed
 stream is read again up to it): no byte is read twice into the rows.
+
+A big Parquet or ORC file is read a row group or stripe at a time (the format's `read_parts`); there a
+transient fault that outlasts pyarrow's own retries fails the task, which Spark runs again.
 """
 from __future__ import annotations
 
@@ -122,6 +125,10 @@ def stream_rows(filesystems: Filesystems, piece: Piece, reader, fields: list[pa.
                 block_bytes: int | None = None) -> Iterator[FileRows]:
     """The rows of a piece of a file, block by block (the next block is read while this one is parsed)."""
     fs = filesystems.of(piece.file)
+    if hasattr(reader, "read_parts"):  # Parquet, ORC: a row group or stripe at a time
+        with fs.open_input_file(piece.file.path) as fh:
+            yield from reader.read_parts(fh, fields, fo, piece.file)
+        return
     opts = fo.options
     header = b""
     if fo.file_format == FileFormat.CSV and opts["header"]:

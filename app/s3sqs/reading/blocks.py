@@ -55,7 +55,10 @@ def splittable(file_format: str, opts: dict, path: str) -> bool:
 
 
 def read_in_blocks(file_format: str, opts: dict, path: str, size: int | None) -> bool:
-    """Whether a whole file is streamed in blocks rather than fetched into one buffer."""
+    """Whether a whole file is streamed in blocks rather than fetched into one buffer (Parquet and ORC:
+    read a row group or stripe at a time rather than whole)."""
+    if file_format in (FileFormat.PARQUET, FileFormat.ORC):
+        return size is None or size > BIG_FILE_BYTES
     if not cuttable(file_format, opts):
         return False
     if size is None:
