@@ -223,3 +223,35 @@ def test_big_parquet_and_orc_files_are_read_a_row_group_or_stripe_at_a_time(fmt,
     schema = pa.schema(fields)
     got = pa.Table.from_batches(list(read_partition([local(path)], ReadSpec(FormatOptions(fmt, {})), schema, 1)))
     assert got.column("id").to_pylist() == list(range(n))
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_a_transient_fault_mid_file_resumes_where_the_read_was(gz, tmp_path, monkeypatch):
+    """The connection drops after some chunks: the file is opened again at the offset reached (a
+    compressed one decompressed up to it) and no byte is read twice or lost."""
+    from s3sqs.reading import big, filesystems
+    monkeypatch.setattr(filesystems, "BACKOFF_SECONDS", 0)
+    data = b"".join(b"%06d\n" % i for i in range(5000))
+    path = tmp_path / ("f.gz" if gz else "f")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    opened, original = [], big.RangeStream._open
+
+    class Flaky:
+        def __init__(self, stream):
+            self.stream, self.reads = stream, 0
+
+        def read(self, n):
+            self.reads += 1
+            if len(opened) == 1 and self.reads == 3:
+                raise OSError("Connection reset by peer")
+            return self.stream.read(n)
+
+        def close(self):
+            self.stream.close()
+
+    def flaky_open(self):
+        opened.append(self.offset)
+        return Flaky(original(self))
+    monkeypatch.setattr(big.RangeStream, "_open", flaky_open)
+    got = b"".join(raw_blocks(pafs.LocalFileSystem(), Piece(local(path)), {}, 1000))
+    assert got == data and len(opened) == 2 and opened[1] == 2000
