@@ -186,6 +186,36 @@ def test_available_now_drains_everything_announced_in_capped_batches(spark, moto
     assert len(sizes) == 5 and max(sizes) == 2  # ReadMaxFiles(2) honoured, and not just one batch
 
 
+def test_a_file_bigger_than_max_partition_bytes_is_split_across_tasks_as_spark_splits_it(spark, moto_endpoint,
+                                                                                           tmp_path):
+    """Pieces of 16 KB read by byte range (S3 ranged reads): every row once, Spark's CSV reader's rows for the
+    same file, and `_metadata`'s blocks those of Spark's own split of it."""
+    lines = [b"id,name,note"] + [b'%d,n%d,"a, %s"' % (i, i, b"x" * (i % 37)) for i in range(3000)]
+    data = b"\r\n".join(lines) + b"\r\n"
+    local = tmp_path / "big.csv"
+    local.write_bytes(data)
+    w = bucket_to_queue(moto_endpoint)
+    w.put("big/big.csv", data)
+    meta = "_metadata STRUCT<file_block_start: BIGINT, file_block_length: BIGINT>"
+    opts = source_options(w, tmp_path, header="true", maxPartitionBytes="16k")
+    run_until_drained(spark, w, tmp_path, f"id LONG, name STRING, note STRING, {meta}", opts)
+    ours = committed_rows(tmp_path / "out", ["id", "name", "note", "_metadata"])
+    saved = {k: spark.conf.get(k) for k in ("spark.sql.files.maxPartitionBytes", "spark.sql.files.openCostInBytes")}
+    spark.conf.set("spark.sql.files.maxPartitionBytes", str(16 << 10))
+    spark.conf.set("spark.sql.files.openCostInBytes", "1")
+    try:
+        theirs = (spark.read.schema("id LONG, name STRING, note STRING").option("header", "true").csv(str(local))
+                  .select("id", "name", "note", "_metadata.file_block_start", "_metadata.file_block_length")
+                  .collect())
+    finally:
+        for k, v in saved.items():
+            spark.conf.set(k, v)
+    assert sorted(r[:3] for r in ours) == sorted(tuple(r[:3]) for r in theirs)
+    assert len(ours) == 3000
+    blocks = {(m["file_block_start"], m["file_block_length"]) for *_, m in ours}
+    assert len(blocks) == -(-len(data) // (16 << 10)) and blocks == {tuple(r[3:]) for r in theirs}
+
+
 @pytest.mark.skipif(not SPARK_42, reason="ReadLimit is passed to Python sources from Spark 4.2")
 def test_max_bytes_per_trigger_is_honoured(spark, moto_endpoint, tmp_path):
     w = bucket_to_queue(moto_endpoint)

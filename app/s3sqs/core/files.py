@@ -93,3 +93,32 @@ def key_base(key: str) -> str:
 def key_variants_prefix(bucket_key: str) -> str:
     """What every variant of an object's dedup key starts with."""
     return bucket_key + _VARIANT
+
+
+@dataclass(frozen=True)
+class Piece:
+    """What one task reads of a file: all of it, or the byte range [start, start + length) of a big
+    splittable file (the reader finishes the range's last line and skips the line it starts in)."""
+    file: S3File
+    start: int = 0
+    length: int | None = None  # None: to the end of the file
+
+    @staticmethod
+    def of(item: "S3File | Piece") -> "Piece":
+        return item if isinstance(item, Piece) else Piece(item)
+
+    @property
+    def whole(self) -> bool:
+        return self.start == 0 and (self.length is None or self.length == self.file.size)
+
+    @property
+    def end(self) -> int | None:
+        """Where the range ends (None: at the end of the file)."""
+        if self.length is None or (self.file.size is not None and self.start + self.length >= self.file.size):
+            return None
+        return self.start + self.length
+
+    @property
+    def block(self) -> tuple[int, int | None]:
+        """(file_block_start, file_block_length) as Spark reports them in `_metadata`."""
+        return self.start, self.file.size if self.whole else self.length

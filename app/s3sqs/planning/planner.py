@@ -4,7 +4,8 @@
 - how big a batch is (`batch_limit`, `batch_end`, `batch_full`) and how far the intake may receive ahead
   (`intake_room`, `next_polls`, `poll_wait`, `polls_for`);
 - when a listing is due (`backfill_due`) and when old state is forgotten (`trim_due`, `trim_cutoff_ms`);
-- how a batch's files are packed into Spark partitions (`pack`).
+- how a batch's big files are split by byte range (`split_files`) and its files and pieces packed into
+  Spark partitions (`pack`).
 
 No I/O: the driver feeds these with what it received and read, and acts on what they return.
 """
@@ -18,8 +19,9 @@ from datetime import datetime
 from typing import Callable, Iterable, Sequence
 
 from ..core import counters
-from ..core.files import S3File, dedup_key
+from ..core.files import Piece, S3File, dedup_key
 from ..core.vocabulary import FileOutcome, MessageFate
+from ..reading.blocks import split_ranges
 from .events import ParsedBody
 
 NEW, DUPLICATE, TOO_OLD, GLOB_MISMATCH = FileOutcome  # what becomes of an announced file
@@ -206,6 +208,26 @@ def trim_cutoff_ms(now_ms: int, max_file_age_seconds: float) -> int:
     """Committed files whose event is older than this are forgotten: they are past maxFileAge, so a
     duplicate announcement of one is filtered as too old rather than ingested again."""
     return int(now_ms - max_file_age_seconds * 1000)
+
+
+def split_files(files: list[S3File], splittable: Callable[[S3File], bool],
+                max_partition_bytes: int) -> list[S3File | Piece]:
+    """A splittable file bigger than `max_partition_bytes` becomes pieces of that many bytes (the last one
+    shorter), as Spark's file source splits it, so that several tasks read it; every other file stays whole."""
+    out: list[S3File | Piece] = []
+    for f in files:
+        if f.size is not None and f.size > max_partition_bytes and splittable(f):
+            out.extend(Piece(f, start, length) for start, length in split_ranges(f.size, max_partition_bytes))
+        else:
+            out.append(f)
+    return out
+
+
+def item_size(item: S3File | Piece) -> int:
+    """The bytes a file, or a piece of one, brings to a partition."""
+    if isinstance(item, Piece):
+        return (item.file.size or 0) if item.length is None else item.length
+    return item.size or 0
 
 
 def pack(files: list, size_of: Callable[[object], int], max_partition_bytes: int, slots: int,

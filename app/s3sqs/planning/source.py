@@ -19,8 +19,9 @@ from pyspark.sql.types import StructType
 from ..config.format_options import unreadable_column
 from ..config.source_options import SourceOptions
 from ..core.errors import UsageError
-from ..core.files import S3File
+from ..core.files import Piece, S3File
 from ..core.vocabulary import SchemaEvolution
+from ..reading.blocks import splittable
 from ..reading.conform import METADATA, metadata_column
 from ..reading.formats import FormatOptions
 from ..reading.reader import ReadSpec, read_partition
@@ -66,9 +67,9 @@ class S3SqsDataSource(DataSource):
 
 
 class S3SqsPartition(InputPartition):
-    def __init__(self, files: list[S3File], batch_end: int):
+    def __init__(self, files: list[S3File | Piece], batch_end: int):
         super().__init__(None)
-        self.files = files
+        self.files = files  # whole files, and pieces (byte ranges) of big splittable ones
         self.batch_end = batch_end  # names where the batch's file problems are recorded
 
 
@@ -126,11 +127,14 @@ class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
 
     def partitions(self, start: dict, end: dict) -> list[S3SqsPartition]:
         files = self.driver.files_between(int(start["seq"]), int(end["seq"]))
-        groups = planner.pack(files, lambda f: f.size, self.opts.max_partition_bytes,
+        fo = self.spec.format
+        items = planner.split_files(files, lambda f: splittable(fo.file_format, fo.options, f.path),
+                                    self.opts.max_partition_bytes)
+        groups = planner.pack(items, planner.item_size, self.opts.max_partition_bytes,
                               self.opts.min_partitions or os.cpu_count() or 2)
         if files:
-            log.info("s3-sqs batch (%s, %s]: %d files in %d partitions", start["seq"], end["seq"], len(files),
-                     len(groups))
+            log.info("s3-sqs batch (%s, %s]: %d files (%d pieces) in %d partitions", start["seq"], end["seq"],
+                     len(files), len(items), len(groups))
         return [S3SqsPartition(g, int(end["seq"])) for g in groups]
 
     def commit(self, end: dict) -> None:
@@ -171,7 +175,9 @@ def check_schema(o: SourceOptions, schema: StructType, parts: tuple[str, ...], e
         raise UsageError("schemaEvolutionMode addNewColumns evolves the schema the source infers and keeps under "
                          "schemaLocation; with a schema given by .schema(...) use rescue, failOnNewColumns or none "
                          "(or drop .schema(...) and fix types with schemaHints)")
-    problem = unreadable_column(o.file_format, [(f.name, f.dataType.simpleString()) for f in schema.fields])
+    # `_metadata` is filled by the source, never read from a file: a STRUCT of it is fine whatever the format.
+    problem = unreadable_column(o.file_format, [(f.name, f.dataType.simpleString()) for f in schema.fields
+                                                if f.name != METADATA])
     if problem:
         raise UsageError(problem)
     if METADATA in names:  # an unknown field fails now, not in every task

@@ -2,6 +2,7 @@
 state/quarantine.py, with a copy of a bad file, through pyarrow's filesystems."""
 from __future__ import annotations
 
+import json
 import logging
 
 import pyarrow.fs as pafs
@@ -16,8 +17,14 @@ log = logging.getLogger("s3sqs.reader")
 
 def write_record(filesystems: Filesystems, location: str, batch_end: int, f: S3File, status: FileStatus,
                  error: str | None = None, malformed: int = 0, dropped: int = 0, reason: str | None = None,
-                 new_columns: tuple[str, ...] = ()) -> None:
+                 new_columns: tuple[str, ...] = (), keep: bool = False) -> None:
+    """One record per file and batch. `keep`: the file was split across tasks and this piece only has
+    malformed rows or new columns to report, so a record by another piece that sets the file aside (bad or
+    missing) stays as it is."""
     fs, root = filesystems.for_location(location)
+    if keep and _sets_aside(fs, f"{root}/{record_name(batch_end, f)}"):
+        log.warning("s3-sqs: %s is already set aside by another part of it; its record stays", f.uri)
+        return
     rec = record(f, status, error, malformed, dropped, reason, new_columns)
     if status == FileStatus.QUARANTINED:
         rec["copy"] = f"{location.rstrip('/')}/{copy_name(f)}"
@@ -27,6 +34,13 @@ def write_record(filesystems: Filesystems, location: str, batch_end: int, f: S3F
             rec["copy"] = None
             log.warning("s3-sqs could not copy %s to quarantine: %s", f.uri, e)
     put_json(filesystems, location, record_name(batch_end, f), rec, "quarantine record")
+
+
+def _sets_aside(fs: pafs.FileSystem, path: str) -> bool:
+    if fs.get_file_info(path).type == pafs.FileType.NotFound:
+        return False
+    with fs.open_input_stream(path) as stream:
+        return json.loads(stream.read().decode()).get("status") in (FileStatus.QUARANTINED, FileStatus.MISSING)
 
 
 def _copy(filesystems: Filesystems, f: S3File, dest_fs: pafs.FileSystem, dest: str) -> None:

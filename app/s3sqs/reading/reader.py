@@ -4,10 +4,22 @@ Everything needed here travels inside the partition (the reader object in a task
 query start), so this module depends only on pyarrow and its arguments. Small files are latency-bound
 (one GET each), so a task reads several at once; pyarrow releases the GIL while it fetches and parses.
 
+A big text file (or a byte range of one that the driver split off) is streamed in blocks of whole lines
+(big.py): its rows go out block by block, so memory stays bounded whatever the file's size. Small files
+are fetched whole, as before.
+
 A file's fate: read; or missing (deleted after it was announced: recorded, like Spark's
 ignoreMissingFiles); or bad (cannot be parsed: quarantined by default, or the batch fails when
 `onBadFile` is `fail`). A transient fault is retried; one that outlasts the retries fails the batch,
 which Spark retries: a good file is never set aside because the network was slow.
+
+A streamed file's rows go out before its end is read, so a file found bad part way keeps the rows already
+read, as Spark's ignoreCorruptFiles keeps them, and its quarantine record says how many. A file split
+across tasks is still one file to the quarantine: every piece writes the file's one record (same name),
+so a piece that fails records the file once whatever its other pieces do; a piece that only has
+malformed rows to report does not replace a record that sets the file aside (`write_record(keep=...)`).
+So when one piece of a file is bad and the others are good, the good pieces' rows are ingested and the
+file is quarantined, its record naming the bad piece's byte range.
 """
 from __future__ import annotations
 
@@ -20,8 +32,10 @@ import pyarrow as pa
 
 from ..core.endpoint import Endpoint
 from ..core.errors import FileReadError
-from ..core.files import S3File
+from ..core.files import Piece, S3File
 from ..core.vocabulary import BadFileAction, FileStatus, SchemaEvolution
+from .big import stream_rows
+from .blocks import read_in_blocks
 from .conform import META_COLUMNS, conform
 from .filesystems import WHOLE_FILE_BYTES, Filesystems, classify, fetch, with_retries
 from .formats import FileRows, FormatOptions, empty, reader_of
@@ -57,8 +71,11 @@ class _Outcome:
     error: BaseException | None = None
 
 
-def read_partition(files: list[S3File], spec: ReadSpec, schema: pa.Schema, batch_end: int):
-    """Yield RecordBatches of `schema` for every readable file, few and large."""
+def read_partition(items: list[S3File | Piece], spec: ReadSpec, schema: pa.Schema, batch_end: int):
+    """Yield RecordBatches of `schema` for every readable file (or piece of one), few and large."""
+    pieces = [Piece.of(i) for i in items]
+    streamed = [p for p in pieces if _streamed(p, spec)]
+    files = [p.file for p in pieces if not _streamed(p, spec)]
     filesystems = Filesystems(spec.endpoint)
     budget = _ByteBudget(BYTES_IN_FLIGHT)
     fields = data_fields(schema, spec)
@@ -101,6 +118,8 @@ def read_partition(files: list[S3File], spec: ReadSpec, schema: pa.Schema, batch
             if rows >= TARGET_BATCH_ROWS:
                 yield from _batches(tables, schema)
                 tables, rows = [], 0
+    for piece in streamed:
+        yield from _stream_piece(filesystems, piece, spec, schema, fields, batch_end, counts, new_columns)
     if new_columns:
         stop_for_new_columns(filesystems, spec.schema_location, spec.evolution, new_columns,
                              lambda f: infer_file(filesystems, f, spec, spec.infer_column_types))
@@ -112,11 +131,64 @@ def read_partition(files: list[S3File], spec: ReadSpec, schema: pa.Schema, batch
                     counts["missing"], counts["malformed"])
 
 
-def _settle_failure(filesystems: Filesystems, o: _Outcome, spec: ReadSpec, batch_end: int) -> str:
+def _streamed(p: Piece, spec: ReadSpec) -> bool:
+    fo = spec.format
+    return not p.whole or read_in_blocks(fo.file_format, fo.options, p.file.path, p.file.size)
+
+
+def _stream_piece(filesystems: Filesystems, piece: Piece, spec: ReadSpec, schema: pa.Schema,
+                  fields: list[pa.Field], batch_end: int, counts: dict, new_columns: list):
+    """Yield a big file's (or a piece's) rows block by block; settle its fate once it is read or fails."""
+    f = piece.file
+    reader = reader_of(spec.format.file_format)
+    stopping = spec.evolution in (SchemaEvolution.ADD_NEW_COLUMNS, SchemaEvolution.FAIL_ON_NEW_COLUMNS)
+    kept = malformed = dropped = 0
+    unknown: tuple[str, ...] = ()
+    reason = None
+    try:
+        for rows in stream_rows(filesystems, piece, reader, fields, spec.format):
+            if rows.unknown and stopping:  # the stream stops for them: none of this file's rows are kept
+                new_columns.append((f, rows.unknown))
+                return
+            malformed, dropped = malformed + rows.malformed, dropped + rows.dropped
+            unknown = tuple(dict.fromkeys(unknown + rows.unknown))
+            reason = reason or rows.reason
+            table = conform(rows.table, schema, f, spec.partition_columns, spec.base_path, piece.block)
+            kept += table.num_rows
+            if table.num_rows:
+                yield from _batches([table], schema)
+    except Exception as e:  # every failure names the file; nothing is dropped silently
+        counts[_settle_failure(filesystems, _Outcome(f, error=e), spec, batch_end, piece, kept)] += 1
+        counts["rows"] += kept
+        return
+    if malformed or unknown:
+        counts["malformed"] += malformed
+        status = FileStatus.MALFORMED_ROWS if malformed else FileStatus.NEW_COLUMNS
+        write_record(filesystems, spec.quarantine_location, batch_end, f, status, malformed=malformed,
+                     dropped=dropped, reason=_in_range(reason, piece), new_columns=unknown, keep=not piece.whole)
+    counts["files"] += 1
+    counts["rows"] += kept
+
+
+def _in_range(text: str | None, piece: Piece) -> str | None:
+    """A piece's words name its byte range: a split file's record may come from any of its pieces."""
+    if text is None or piece.whole:
+        return text
+    end = "the end" if piece.end is None else str(piece.end)
+    return f"{text} (in bytes {piece.start} to {end} of the file, read by one task)"
+
+
+def _settle_failure(filesystems: Filesystems, o: _Outcome, spec: ReadSpec, batch_end: int,
+                    piece: Piece | None = None, kept: int = 0) -> str:
     """Record a file that could not be read, or raise when the batch must fail. Returns its status."""
     f, e = o.file, o.error
     kind = classify(e)
     detail = f"{type(e).__name__}: {e}"
+    if piece is not None:
+        detail = _in_range(detail, piece)
+        if kept:
+            detail += (f"; the {kept} rows read before it were kept (as Spark's ignoreCorruptFiles keeps them):"
+                       " the file was streamed in blocks")
     if kind == "transient":
         raise FileReadError(f"s3-sqs could not read {f.uri}: {detail} (still failing after retries; the batch "
                             "fails and Spark runs it again)") from e

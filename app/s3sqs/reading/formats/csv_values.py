@@ -115,6 +115,8 @@ def exact_cast(arr: pa.Array, typ: pa.DataType, opts: dict) -> pa.Array | None:
     try:
         if pa.types.is_string(typ) or pa.types.is_large_string(typ):
             return arr.cast(typ)
+        if pa.types.is_integer(typ) and pc.any(pc.match_substring(arr, "x", ignore_case=True)).as_py():
+            return None  # Arrow reads hexadecimal ("0x10"); Spark's integers are decimal only
         if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_integer(typ):
             return pc.cast(arr, typ)
         if pa.types.is_decimal(typ):
@@ -135,6 +137,9 @@ def exact_cast(arr: pa.Array, typ: pa.DataType, opts: dict) -> pa.Array | None:
     return None
 
 
+_ZONED = r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d:?\d\d)$"
+
+
 def _timestamp(arr: pa.Array, typ: pa.TimestampType) -> pa.Array | None:
     """Zone-less ISO text in a UTC session, or text that has a zone on every value (TIMESTAMP only)."""
     naive = pa.timestamp(typ.unit)
@@ -143,6 +148,9 @@ def _timestamp(arr: pa.Array, typ: pa.TimestampType) -> pa.Array | None:
     except pa.ArrowInvalid:
         if typ.tz is None:
             raise
+        # Arrow takes a zone after hours or minutes alone ("2020-01-15T10:20Z"); Spark wants the seconds.
+        if not pc.all(pc.match_substring_regex(arr, _ZONED)).as_py() in (True, None):
+            return None
         return pc.cast(arr, typ)
     if pc.any(pc.match_substring_regex(arr, r"^\d\d:")).as_py():  # a time without a date: Spark puts today
         return None

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pajson
@@ -65,6 +66,8 @@ def fast_read(data: pa.Buffer, fields: list[pa.Field], plan: pa.Schema, fo: Form
             table = _read(data, plan, "infer")
         except pa.ArrowInvalid:
             return None
+    if table.num_rows != _lines(data) and table.num_rows != _nonblank_lines(data):
+        return None  # two documents on one line (Spark reads the first), or a top-level array's elements
     unknown = _unknown(table.schema, plan)
     if unknown and fo.rescued_column:
         return None  # the undeclared values go into the rescued column: the slow path has them
@@ -83,6 +86,18 @@ def fast_read(data: pa.Buffer, fields: list[pa.Field], plan: pa.Schema, fo: Form
         arrays.append(pa.nulls(table.num_rows, pa.string()))
         names.append(fo.rescued_column)
     return FileRows(pa.Table.from_arrays(arrays, names=names), unknown=unknown)
+
+
+def _lines(data: pa.Buffer) -> int:
+    if not data.size:
+        return 0
+    a = np.frombuffer(data, np.uint8)
+    return int(np.count_nonzero(a == 10)) + int(a[-1] != 10)
+
+
+def _nonblank_lines(data: pa.Buffer) -> int:
+    """The lines with something on them: one record each, to Spark (counted only when some are blank)."""
+    return sum(1 for line in data.to_pybytes().split(b"\n") if line.strip(b" \t\r"))
 
 
 def _read(data: pa.Buffer, plan: pa.Schema, extra: str) -> pa.Table:

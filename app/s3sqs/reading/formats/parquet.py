@@ -3,6 +3,8 @@ match as ORC's do (typed_schema.py); with a rescued-data column, values that do 
 columns go there (typed_rescue.py)."""
 from __future__ import annotations
 
+from typing import Iterator
+
 import pyarrow as pa
 import pyarrow.parquet as pq
 
@@ -16,14 +18,26 @@ COMPRESSION = None    # Parquet compresses inside the file
 
 def read(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
     pf = pq.ParquetFile(source)
+    return _rows(pf, fields, fo, file, pf.metadata.num_rows, lambda cols: pf.read(columns=cols))
+
+
+def read_parts(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> Iterator[FileRows]:
+    """The file's rows one row group at a time (a big file: memory bounded by its largest row group)."""
+    pf = pq.ParquetFile(source)
+    for i in range(pf.num_row_groups):
+        yield _rows(pf, fields, fo, file, pf.metadata.row_group(i).num_rows,
+                    lambda cols, i=i: pf.read_row_group(i, columns=cols))
+
+
+def _rows(pf: pq.ParquetFile, fields: list[pa.Field], fo: FormatOptions, file, n: int, read_columns) -> FileRows:
     schema = pf.schema_arrow
     unknown = unknown_fields(schema, fields)
     if not unknown and not fo.rescued_column:  # the common file: straight through, no copy
-        return FileRows(pf.read(columns=[f.name for f in fields if f.name in schema.names]))
+        return FileRows(read_columns([f.name for f in fields if f.name in schema.names]))
     wanted = schema.names if fo.rescued_column else list(column_of(schema.names, fields).values())
     if not wanted:
-        return FileRows(pa.table({"_rows": pa.nulls(pf.metadata.num_rows)}), unknown=unknown)
-    return finish(pf.read(columns=wanted), fields, fo, file, unknown)
+        return FileRows(pa.table({"_rows": pa.nulls(n)}), unknown=unknown)
+    return finish(read_columns(wanted), fields, fo, file, unknown)
 
 
 def infer(source, fo: FormatOptions, infer_types: bool = True) -> pa.Schema:

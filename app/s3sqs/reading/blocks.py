@@ -1,0 +1,132 @@
+"""Pure decisions of reading a big text file in pieces: which files may be cut at line breaks, how a file is
+split into byte ranges across tasks, and how a stream of bytes is cut into blocks of whole lines.
+
+Without multiLine, Spark ends a CSV or JSON record at every line break (Hadoop's line reader), quoted or
+not, so a line break is a record boundary and a block of whole lines reads exactly as the same lines do
+inside the whole file. A byte range follows Hadoop's rule: the range [start, end) owns the lines that
+start in (start, end] (and the line at 0 for the first range). It skips to the first line start after
+`start` (that line belongs to the range before) and reads past `end` to finish its last line.
+"""
+from __future__ import annotations
+
+import codecs
+from typing import Callable, Iterator
+
+from ..core.vocabulary import FileFormat
+
+BLOCK_BYTES = 8 << 20       # bytes of text parsed at once when a file is read in blocks (peak ~16x)
+BIG_FILE_BYTES = 64 << 20   # a text file above this (uncompressed) is read in blocks, never whole
+# A compressed file above this is read in blocks too: its text may be many times its size.
+BIG_COMPRESSED_BYTES = 4 << 20
+# pyarrow's own detection of compression by extension (what open_input_stream(compression="detect") does).
+COMPRESSED_SUFFIXES = (".gz", ".bz2", ".lz4", ".zst")
+# Encodings in which a line-break byte is always a line break (not part of another character).
+_ASCII_SAFE = {"utf-8", "ascii", "iso8859-1", "cp1252"}
+NEWLINE = b"\n"
+
+
+def cuttable(file_format: str, opts: dict) -> bool:
+    """Whether a file of this format and options may be read as blocks of whole lines: CSV and JSON
+    without multiLine, text without wholetext, in an encoding where a line-break byte is one."""
+    if file_format in (FileFormat.CSV, FileFormat.JSON):
+        if opts.get("multiLine"):
+            return False
+    elif file_format != FileFormat.TEXT or opts.get("wholetext"):
+        return False
+    enc = opts.get("encoding")
+    return enc is None or codecs.lookup(enc).name in _ASCII_SAFE
+
+
+def separator(opts: dict) -> bytes:
+    """The bytes after which a block may end: the lineSep when set, else \\n (which ends \\r\\n too; a file
+    whose lines end in bare \\r has no cut point and is read as one block)."""
+    sep = opts.get("lineSep")
+    return sep.encode("utf-8") if sep else NEWLINE
+
+
+def compressed(path: str) -> bool:
+    return path.lower().endswith(COMPRESSED_SUFFIXES)
+
+
+def splittable(file_format: str, opts: dict, path: str) -> bool:
+    """Whether a file may be split by byte range across tasks: cuttable, uncompressed, default line ends
+    (as Spark splits only files that a Hadoop line reader can start reading mid-file)."""
+    return cuttable(file_format, opts) and not compressed(path) and not opts.get("lineSep")
+
+
+def read_in_blocks(file_format: str, opts: dict, path: str, size: int | None) -> bool:
+    """Whether a whole file is streamed in blocks rather than fetched into one buffer (Parquet and ORC:
+    read a row group or stripe at a time rather than whole)."""
+    if file_format in (FileFormat.PARQUET, FileFormat.ORC):
+        return size is None or size > BIG_FILE_BYTES
+    if not cuttable(file_format, opts):
+        return False
+    if size is None:
+        return True
+    return size > (BIG_COMPRESSED_BYTES if compressed(path) else BIG_FILE_BYTES)
+
+
+def split_ranges(size: int, piece_bytes: int) -> list[tuple[int, int]]:
+    """(start, length) of each piece of a file of `size` bytes, `piece_bytes` each but the last (Spark's
+    PartitionedFileUtil.splitFiles). A file no bigger than a piece is one piece."""
+    if piece_bytes <= 0:
+        raise ValueError(f"piece size must be positive, got {piece_bytes}")
+    if size <= piece_bytes:
+        return [(0, size)]
+    return [(s, min(piece_bytes, size - s)) for s in range(0, size, piece_bytes)]
+
+
+def line_blocks(read: Callable[[int], bytes], block_bytes: int, sep: bytes = NEWLINE,
+                limit: int | None = None) -> Iterator[bytes]:
+    """Blocks of whole lines from a stream (`read(n)` gives up to n bytes, b"" at its end): each block ends
+    just after a separator, about `block_bytes` long (a line longer than a block makes a longer one); the
+    last block ends where the stream does. With `limit`, the stream's lines are those that start at or
+    before offset `limit`: the blocks end after the first separator found at or past it."""
+    pending = bytearray()
+    consumed = 0  # stream offset of pending[0]
+    while True:
+        chunk = read(block_bytes)
+        if not chunk:
+            if pending:
+                yield bytes(pending)
+            return
+        searched_from = len(pending)
+        pending += chunk
+        if limit is not None and consumed + len(pending) > limit:
+            at = pending.find(sep, max(limit - consumed, searched_from - len(sep) + 1, 0))
+            if at >= 0:
+                yield bytes(pending[:at + len(sep)])
+                return
+        if len(pending) >= block_bytes:
+            at = pending.rfind(sep)
+            if at >= 0:  # (all before `limit`: a separator past it ended the stream above)
+                cut = at + len(sep)
+                yield bytes(pending[:cut])
+                del pending[:cut]
+                consumed += cut
+
+
+def first_line_end(data: bytes, sep: bytes = NEWLINE) -> int | None:
+    """The offset just past the first separator in `data`, or None if it has none."""
+    at = data.find(sep)
+    return None if at < 0 else at + len(sep)
+
+
+def header_prefix(head: bytes, opts: dict) -> bytes | None:
+    """The bytes of a CSV file up to and including its header line (blank and comment lines before it
+    too, as the reader skips them), to put before every block but the first so that each is read with the
+    same header; None when `head` does not reach the header's end (read more of the file)."""
+    sep = separator(opts)
+    comment = (opts.get("comment") or "").encode("utf-8")
+    pos = 0
+    while True:
+        end = first_line_end(head[pos:], sep)
+        if end is None:
+            return None
+        line = head[pos:pos + end]
+        if pos == 0 and line.startswith(b"\xef\xbb\xbf"):
+            line = line[3:]
+        pos += end
+        text = line.strip(bytes(range(33)))
+        if text and not (comment and text.startswith(comment)):
+            return head[:pos]

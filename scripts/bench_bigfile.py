@@ -1,0 +1,238 @@
+#!/usr/bin/env python3
+"""Benchmark: one big CSV file (2 GB by default), this source against Spark's own file source, with memory.
+
+The file is made in a temporary folder and deleted afterwards. For each Spark (PySpark 4.0.2 in
+.venv-spark40, 4.3 in .venv) the two read it in turn, in fresh processes, --reps times each, in alternating
+order, into a Parquet sink; a run is timed from the query's start to the moment its sink has committed
+every row. Meanwhile the peak resident memory (VmHWM) of each process the run starts is sampled from /proc:
+the JVM, and each of Spark's Python workers (where this source reads). It prints both times, the ratio
+(>1: this source is faster), the peak memory of the JVM and of the largest Python worker, and the load
+average before and after each run: the figures mean little on a busy machine.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bench_read import ROOT, SCHEMA, SPARKS  # noqa: E402  (the same rows and Sparks as bench_read)
+
+ROWS_PER_CHUNK = 500_000
+
+
+def make_csv(path: Path, target_bytes: int) -> int:
+    """A CSV file with a header of about `target_bytes`; returns its rows."""
+    import pyarrow as pa
+    import pyarrow.csv as pacsv
+    rows, first = 0, True
+    with pa.OSFile(str(path), "wb") as out:
+        while out.tell() < target_bytes:
+            n = ROWS_PER_CHUNK
+            ids = pa.array(range(rows, rows + n), pa.int64())
+            t = pa.table({"id": ids, "user": pa.array([f"user-{i % 9973}" for i in range(n)]),
+                          "amount": pa.array([(i % 10000) / 7 for i in range(n)]),
+                          "country": pa.array([("de", "fr", "us", "jp", "br")[i % 5] for i in range(n)]),
+                          "ts": pa.array([f"2026-11-{1 + i % 28:02d}T12:00:00Z" for i in range(n)])})
+            pacsv.write_csv(t, out, pacsv.WriteOptions(include_header=first))
+            first = False
+            rows += n
+    return rows
+
+
+# ---------------------------------------------------------------------------------------- worker
+
+def worker(kind: str, data: Path, out: Path, expected: int, endpoint: str, queue_url: str) -> dict:
+    from pyspark.sql import SparkSession
+    spark = (SparkSession.builder.master("local[2]").appName(f"bench-bigfile-{kind}")
+             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+             .config("spark.log.level", os.environ.get("BENCH_LOG_LEVEL", "ERROR")).getOrCreate())
+    if kind == "native":
+        df = spark.readStream.format("csv").schema(SCHEMA).option("header", "true").load(str(data))
+    else:
+        sys.path.insert(0, str(ROOT / "app"))
+        from s3sqs.job.main import warm_python_workers
+        from s3sqs.planning.source import register
+        register(spark)
+        opts = {"fileFormat": "csv", "header": "true", "queueUrl": queue_url, "endpointUrl": endpoint,
+                "queueRegion": "us-east-1", "stateLocation": str(out / "state"), "basePath": f"file://{data}/",
+                "includeExistingFiles": "true", "maxFilesPerTrigger": "-1",
+                "minPartitions": str(spark.sparkContext.defaultParallelism)}
+        df = spark.readStream.format("s3-sqs").schema(SCHEMA).options(**opts).load()
+        warm_python_workers(spark)  # as the job does, before the query starts
+    t0 = time.perf_counter()
+    q = (df.writeStream.format("parquet").option("path", str(out / "table"))
+         .option("checkpointLocation", str(out / "ck")).start())
+    seen, rows = set(), 0
+    while rows < expected:
+        if q.exception():
+            raise SystemExit(f"{kind} failed: {q.exception()}")
+        for p in q.recentProgress:
+            if p["batchId"] not in seen and p["numInputRows"]:
+                seen.add(p["batchId"])
+                rows += p["numInputRows"]
+        time.sleep(0.1)
+    seconds = time.perf_counter() - t0
+    q.stop()
+    spark.stop()
+    return {"seconds": seconds, "rows": rows, "batches": len(seen)}
+
+
+# ------------------------------------------------------------------------------------- memory
+
+def _status(pid: int) -> dict[str, str]:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            return dict(line.rstrip("\n").split(":\t", 1) for line in f if ":\t" in line)
+    except OSError:  # the process ended between the listing and the read
+        return {}
+
+
+def _kib(value: str | None) -> int:
+    return int(value.split()[0]) if value else 0
+
+
+class PeakMemory:
+    """Samples the peak resident memory (VmHWM) of every descendant of a process, by kind."""
+
+    def __init__(self, root: int, interval: float = 0.2):
+        self.root, self.interval = root, interval
+        self.peaks: dict[int, tuple[str, int]] = {}  # pid -> (kind, KiB)
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self):
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc):
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self):
+        while not self._stop.is_set():
+            self.sample()
+            self._stop.wait(self.interval)
+
+    def sample(self):
+        parents = {}
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                parents[int(entry)] = int(_status(int(entry)).get("PPid", "0") or 0)
+        for pid in parents:
+            p, depth = pid, 0
+            while p and p != self.root and depth < 20:
+                p, depth = parents.get(p, 0), depth + 1
+            if p != self.root or pid == self.root:
+                continue
+            try:
+                cmd = Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            except OSError:
+                continue
+            # Spark forks its Python workers from `python -m pyspark.daemon`: they keep its command line.
+            kind = "jvm" if "java" in cmd.split(" ", 1)[0] else \
+                "python-worker" if ("pyspark.daemon" in cmd or "pyspark.worker" in cmd) else "other"
+            hwm = _kib(_status(pid).get("VmHWM"))
+            if hwm:
+                self.peaks[pid] = (kind, max(hwm, self.peaks.get(pid, ("", 0))[1]))
+
+    def largest(self, kind: str) -> int:
+        return max((k for kd, k in self.peaks.values() if kd == kind), default=0) * 1024
+
+    def count(self, kind: str) -> int:
+        return sum(1 for kd, _ in self.peaks.values() if kd == kind)
+
+
+# ------------------------------------------------------------------------------------ orchestrator
+
+def run_one(python: Path, kind: str, data: Path, expected: int, endpoint: str, queue: str) -> dict:
+    out = Path(tempfile.mkdtemp(prefix=f"bench-bigfile-{kind}-"))
+    env = {**os.environ, "PYSPARK_PYTHON": str(python), "PYSPARK_DRIVER_PYTHON": str(python),
+           "SPARK_LOCAL_IP": "127.0.0.1"}
+    load_before = os.getloadavg()[0]
+    try:
+        proc = subprocess.Popen([str(python), __file__, "--worker", kind, "--data", str(data), "--out", str(out),
+                                 "--expected", str(expected), "--endpoint", endpoint, "--queue", queue],
+                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        with PeakMemory(proc.pid) as mem:
+            stdout, stderr = proc.communicate(timeout=3600)
+        if proc.returncode != 0:
+            raise SystemExit(f"{kind} failed:\n{stderr[-3000:]}")
+        r = json.loads(stdout.strip().splitlines()[-1])
+        r.update(jvm=mem.largest("jvm"), worker=mem.largest("python-worker"), workers=mem.count("python-worker"),
+                 load=(load_before, os.getloadavg()[0]))
+        return r
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--gb", type=float, default=2.0, help="size of the CSV file in GB (default 2)")
+    p.add_argument("--spark", default="4.0.2", help="which PySparks, in order (default 4.0.2; 4.0.2,4.3 for both)")
+    p.add_argument("--reps", type=int, default=1)
+    p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
+    for name in ("--data", "--out", "--expected", "--endpoint", "--queue"):
+        p.add_argument(name, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(args.worker, Path(args.data), Path(args.out), int(args.expected), args.endpoint,
+                                args.queue)))
+        return 0
+    sparks = [s for s in args.spark.split(",") if s]
+    for s in sparks:
+        if s not in SPARKS or not SPARKS[s].exists():
+            p.error(f"--spark: {s!r} is not set up here; choose from {', '.join(SPARKS)}")
+    if args.reps < 1 or args.gb <= 0:
+        p.error("--reps must be at least 1 and --gb positive")
+
+    import boto3
+
+    from devtools.local_aws import FAKE_ENV, start_moto_server
+    os.environ.update(FAKE_ENV)
+    server = start_moto_server()
+    data = Path(tempfile.mkdtemp(prefix="bench-bigfile-data-"))
+    try:
+        queue = boto3.client("sqs", endpoint_url=server.endpoint_url, region_name="us-east-1").create_queue(
+            QueueName="bench-bigfile")["QueueUrl"]
+        expected = make_csv(data / "big.csv", int(args.gb * 1e9))
+        size = (data / "big.csv").stat().st_size
+        print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; one CSV "
+              f"file of {size / 1e9:.2f} GB, {expected:,} rows; {args.reps} runs each, alternating; times from "
+              "query start to the last row committed; peak RSS (VmHWM) sampled every 0.2 s", flush=True)
+        results = []
+        for spark in sparks:
+            runs = {"native": [], "s3sqs": []}
+            for rep in range(args.reps):
+                for kind in (["native", "s3sqs"] if rep % 2 == 0 else ["s3sqs", "native"]):
+                    r = run_one(SPARKS[spark], kind, data, expected, server.endpoint_url, queue)
+                    runs[kind].append(r)
+                    print(f"  Spark {spark:6s} {kind:7s} {r['seconds']:6.1f} s  JVM peak {r['jvm'] / 2**20:6.0f} MiB, "
+                          f"largest Python worker peak {r['worker'] / 2**20:5.0f} MiB ({r['workers']} workers); "
+                          f"load {r['load'][0]:.1f} -> {r['load'][1]:.1f}", flush=True)
+            results.append((spark, runs))
+        print(f"\n{'Spark':6s} {'native s':>9s} {'s3-sqs s':>9s} {'ratio':>6s} {'JVM MiB n/s':>13s} "
+              f"{'worker MiB n/s':>15s}  (medians; ratio >1: this source is faster)")
+        for spark, runs in results:
+            n = statistics.median(r["seconds"] for r in runs["native"])
+            s = statistics.median(r["seconds"] for r in runs["s3sqs"])
+            mib = {k: (max(r["jvm"] for r in v) / 2**20, max(r["worker"] for r in v) / 2**20) for k, v in runs.items()}
+            print(f"{spark:6s} {n:9.1f} {s:9.1f} {n / s:6.2f} {mib['native'][0]:6.0f}/{mib['s3sqs'][0]:<6.0f} "
+                  f"{mib['native'][1]:7.0f}/{mib['s3sqs'][1]:<7.0f}")
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    finally:
+        server.stop()
+        shutil.rmtree(data, ignore_errors=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
