@@ -64,3 +64,19 @@ def job_env(python: Path | None = None) -> dict[str, str]:
     home = spark_home() if python is None else venv_spark_home(python)
     return {**os.environ, **FAKE_ENV, "SPARK_HOME": str(home), "PYSPARK_PYTHON": py,
             "PYSPARK_DRIVER_PYTHON": py, "SPARK_LOCAL_IP": "127.0.0.1"}
+
+
+def wait_for_rows(query, expected: int, what: str, poll: float = 0.05) -> tuple[int, int]:
+    """Wait until a streaming query's batches hold `expected` rows; (rows, batches with rows). A benchmark's
+    clock: it stops the process with the query's error if the query fails first."""
+    import time
+    seen, rows = set(), 0
+    while rows < expected:
+        if query.exception():
+            raise SystemExit(f"{what} failed: {query.exception()}")
+        for p in query.recentProgress:
+            if p["batchId"] not in seen and p["numInputRows"]:
+                seen.add(p["batchId"])
+                rows += p["numInputRows"]
+        time.sleep(poll)
+    return rows, len(seen)

@@ -52,6 +52,8 @@ def make_csv(path: Path, target_bytes: int) -> int:
 
 def worker(kind: str, data: Path, out: Path, expected: int, endpoint: str, queue_url: str) -> dict:
     from pyspark.sql import SparkSession
+
+    from devtools.local_spark import wait_for_rows
     spark = (SparkSession.builder.master("local[2]").appName(f"bench-bigfile-{kind}")
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
              .config("spark.log.level", os.environ.get("BENCH_LOG_LEVEL", "ERROR")).getOrCreate())
@@ -71,19 +73,11 @@ def worker(kind: str, data: Path, out: Path, expected: int, endpoint: str, queue
     t0 = time.perf_counter()
     q = (df.writeStream.format("parquet").option("path", str(out / "table"))
          .option("checkpointLocation", str(out / "ck")).start())
-    seen, rows = set(), 0
-    while rows < expected:
-        if q.exception():
-            raise SystemExit(f"{kind} failed: {q.exception()}")
-        for p in q.recentProgress:
-            if p["batchId"] not in seen and p["numInputRows"]:
-                seen.add(p["batchId"])
-                rows += p["numInputRows"]
-        time.sleep(0.1)
+    rows, batches = wait_for_rows(q, expected, kind, poll=0.1)
     seconds = time.perf_counter() - t0
     q.stop()
     spark.stop()
-    return {"seconds": seconds, "rows": rows, "batches": len(seen)}
+    return {"seconds": seconds, "rows": rows, "batches": batches}
 
 
 # ------------------------------------------------------------------------------------- memory

@@ -98,6 +98,8 @@ def make_data(root: Path, fmt: str, files: int, rows: int) -> int:
 def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: str, queue_url: str) -> dict:
     import pyspark
     from pyspark.sql import SparkSession
+
+    from devtools.local_spark import wait_for_rows
     builder = (SparkSession.builder.master("local[2]").appName(f"bench-{kind}")
                .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
                .config("spark.log.level", os.environ.get("BENCH_LOG_LEVEL", "ERROR")))
@@ -146,15 +148,7 @@ def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: s
         print(f"query start at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)
     q = (df.writeStream.format("parquet").option("path", str(out / "table"))
          .option("checkpointLocation", str(out / "ck")).start())
-    seen, rows = set(), 0
-    while rows < expected:
-        if q.exception():
-            raise SystemExit(f"{kind} {fmt} failed: {q.exception()}")
-        for p in q.recentProgress:
-            if p["batchId"] not in seen and p["numInputRows"]:
-                seen.add(p["batchId"])
-                rows += p["numInputRows"]
-        time.sleep(0.05)
+    rows, batches = wait_for_rows(q, expected, f"{kind} {fmt}")
     seconds = time.perf_counter() - t0
     if os.environ.get("BENCH_DETAIL"):
         for p in q.recentProgress:
@@ -162,7 +156,7 @@ def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: s
                   file=sys.stderr)
     q.stop()
     spark.stop()
-    return {"seconds": seconds, "rows": rows, "batches": len(seen)}
+    return {"seconds": seconds, "rows": rows, "batches": batches}
 
 
 # ------------------------------------------------------------------------------------ orchestrator
