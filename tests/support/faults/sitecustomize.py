@@ -9,6 +9,9 @@ point for that batch creates the marker file and sleeps, so the test can SIGKILL
 - read:   (S3SQS_PAUSE_AT=read:<file name>) a task has handed Spark the first rows of the partition that
           holds that file, and Spark's own table writer is writing them (no table commit). Spark's writers
           run in the JVM, so the pause is in the source's read that feeds them.
+- read-seq: (S3SQS_PAUSE_AT=read-seq:<n>) the same, for the partition holding the file the source numbered
+          n (files are numbered in the order the queue hands them out, which a test cannot choose: with
+          maxFilesPerTrigger=m, file m+1 is in batch 1 or later whatever that order).
 Nothing else changes; without the variables this file does nothing.
 """
 import importlib.abc
@@ -56,12 +59,16 @@ def _patch_reader(module) -> None:
     original = module.read_partition
 
     def read_partition(files, *args, **kwargs):
-        names = {f.uri.rsplit("/", 1)[-1] for f in files}
+        plain = [getattr(f, "file", f) for f in files]  # a piece of a big file names its file
+        names = {f.uri.rsplit("/", 1)[-1] for f in plain}
+        seqs = {f.seq for f in plain}
         for i, batch in enumerate(original(files, *args, **kwargs)):
             yield batch
             if i == 0:
                 for name in names:
                     _pause("read", name)
+                for seq in seqs:
+                    _pause("read-seq", seq)
     module.read_partition = read_partition
 
 
