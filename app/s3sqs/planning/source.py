@@ -234,9 +234,11 @@ def _on_sigterm(driver) -> None:
     _sigterm_handled = True
 
     def handler(signum, frame):
-        try:
-            driver.terminate()
-        finally:
-            signal.signal(signal.SIGTERM, signal.SIG_DFL)
-            os.kill(os.getpid(), signal.SIGTERM)
+        # In a thread, and waited for only so long: the signal may have come while this thread held a lock
+        # the hand-back needs (logging's, say), and the process must end whatever happens.
+        helper = threading.Thread(target=driver.terminate, name="s3sqs-terminate", daemon=True)
+        helper.start()
+        helper.join(driver.opts.long_poll_wait_seconds + 10)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
     signal.signal(signal.SIGTERM, handler)
