@@ -98,7 +98,7 @@ def files_of(table: pa.Table, fmt: str, bucket: str, prefix: str) -> list[S3File
     for flag, wanted in (("is_latest", True), ("is_delete_marker", False)):
         if flag in cols:  # versioned reports: the current version of each key, never a delete marker
             keep = pc.and_(keep, pc.equal(_booleans(cols[flag]), wanted))
-    table = pa.table({k: v for k, v in cols.items()}).filter(pc.fill_null(keep, False))
+    table = pa.table(cols).filter(pc.fill_null(keep, False))
     keys = table.column("key").to_pylist()
     if fmt == "CSV":
         keys = [unquote_plus(k) for k in keys]
