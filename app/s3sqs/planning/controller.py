@@ -16,7 +16,7 @@ import time
 from ..config.source_options import SourceOptions
 from ..core.counters import Stat
 from ..core.errors import StateError
-from ..core.files import S3File
+from ..core.files import S3File, dedup_key
 from . import planner, reprocess
 from .backfill import Backfill
 from .commits import Commits
@@ -107,6 +107,8 @@ class Controller:
             self._seen_batches.clear()
             self.commits.acknowledge(base)
             last = idx.last_seq if self.available_now_target is None else min(idx.last_seq, self.available_now_target)
+            if self.opts.latest_first and self.receiving and limit.max_files is not None and base == idx.planned_end:
+                self._fresh_first(idx, base, last, limit.max_files)
             sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
             end = planner.batch_end(base, last, limit, sizes)
             idx.record_batch(base, end)
@@ -118,6 +120,15 @@ class Controller:
             _log_batch(base, end, since)
         self.intake.room.set()
         return end
+
+    def _fresh_first(self, idx, base: int, last: int, max_files: int) -> None:
+        """latestFirst: renumber pending files so the next batch holds the newest first (the planner says
+        which). Only files no plan has reached move: no offset Spark has logged changes meaning."""
+        moves = planner.fresh_first(base, last, idx.fresh_mark, max_files)
+        idx.move_files(moves, lambda f: dedup_key(f, self.opts.allow_overwrites))
+        idx.set_fresh_mark(last)
+        if moves:
+            log.info("s3-sqs latestFirst: %d fresh files go first", sum(1 for src, dst in moves if dst < src))
 
     def files_between(self, start: int, end: int) -> list[S3File]:
         """Files of offsets (start, end], from durable state, for planning or replay. Reads only: the

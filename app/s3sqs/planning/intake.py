@@ -63,7 +63,7 @@ class Intake:
         polls, first = 1, True
         try:
             while not self.stopping.is_set():
-                room = planner.intake_room(self._pending(), self.opts.max_files_per_trigger)
+                room = planner.intake_room(self._pending(), self.opts.max_files_per_trigger, self.opts.latest_first)
                 if room == 0:
                     self.caught_up.set()
                     self.room.wait(1)

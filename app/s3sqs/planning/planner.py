@@ -1,8 +1,9 @@
 """Pure decisions of the source, each with one owner here:
 
 - what becomes of each received message and of each file it announces (`plan_round`, `decide`);
-- how big a batch is (`batch_limit`, `batch_end`, `batch_full`) and how far the intake may receive ahead
-  (`intake_room`, `next_polls`, `poll_wait`, `polls_for`);
+- how big a batch is (`batch_limit`, `batch_end`, `batch_full`), which files go first with latestFirst
+  (`fresh_first`), and how far the intake may receive ahead (`intake_room`, `next_polls`, `poll_wait`,
+  `polls_for`);
 - when a listing is due (`backfill_due`) and when old state is forgotten (`trim_due`, `trim_cutoff_ms`);
 - how a batch's big files are split by byte range (`split_files`) and its files and pieces packed into
   Spark partitions (`pack`).
@@ -159,15 +160,49 @@ def batch_end(start: int, last_seq: int, limit: Limit, sizes: Iterable[int] = ()
     return start + max(n, 1)
 
 
+def backlog_share(max_files: int) -> int:
+    """With latestFirst, the places of a batch kept for the backlog while fresh files wait: a quarter, so
+    history drains even when fresh files alone would fill every batch."""
+    return max(1, max_files // 4)
+
+
+def fresh_first(base: int, last: int, mark: int, max_files: int) -> list[tuple[int, int]]:
+    """latestFirst: the moves (from seq, to seq) that put the next batch's files at (base, base + max_files].
+
+    Pending files are (base, last]; the fresh ones, recorded since the previous plan, are those after `mark`.
+    The batch takes the newest fresh files first, up to all but `backlog_share` of its places, and fills the
+    rest with the oldest of the backlog. The fresh files it takes trade places with the backlog files that
+    stood where the batch ends: those go last in line, so a file waits, but none is skipped. Empty when every
+    pending file fits in the batch, or nothing is fresh."""
+    pending, fresh_from = last - base, max(base, mark)
+    fresh, old = last - fresh_from, fresh_from - base
+    if pending <= max_files or fresh == 0:
+        return []
+    take_fresh = min(fresh, max_files - min(old, backlog_share(max_files)))
+    to = base + max_files - take_fresh   # the fresh files go to (to, to + take_fresh]
+    top = last - take_fresh              # ... from (top, last]
+    if top <= to:
+        return []
+    if top < to + take_fresh:  # the two blocks overlap: rotate (to, last] so the newest come first
+        order = list(range(top + 1, last + 1)) + list(range(to + 1, top + 1))
+        moves = [(src, to + 1 + i) for i, src in enumerate(order)]
+    else:                      # swap the two blocks
+        moves = [(top + 1 + i, to + 1 + i) for i in range(take_fresh)]
+        moves += [(to + 1 + i, top + 1 + i) for i in range(take_fresh)]
+    return [(src, dst) for src, dst in moves if src != dst]
+
+
 def batch_full(pending: int, max_files: int | None) -> bool:
     """Whether the files recorded and not planned yet make a whole batch."""
     return max_files is not None and pending >= max_files
 
 
-def intake_room(pending: int, max_files: int | None) -> int:
+def intake_room(pending: int, max_files: int | None, latest_first: bool = False) -> int:
     """How many more files the intake may record ahead of planning: a couple of batches, bounded, so a
-    backlog stays in the queue (where it is visible and alarmed on) rather than in the index."""
-    cap = MAX_PENDING_FILES if max_files is None else min(MAX_PENDING_FILES, AHEAD_BATCHES * max_files)
+    backlog stays in the queue (where it is visible and alarmed on) rather than in the index. With
+    latestFirst the bound alone: a fresh file behind a backlog must reach the index to be taken first (SQS
+    has no order to receive it by)."""
+    cap = MAX_PENDING_FILES if max_files is None or latest_first else min(MAX_PENDING_FILES, AHEAD_BATCHES * max_files)
     return max(0, cap - pending)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from typing import Iterator
+from typing import Callable, Iterator
 
 from rocksdict import Options, Rdict, WriteBatch
 
@@ -170,6 +170,42 @@ class FileIndex(IndexReader):
         kept = [b for b in self.recent_batches if b[0] != start]  # a later plan for the same start replaces it
         self.recent_batches.clear()
         self.recent_batches.extend(kept + [(start, end, size)])
+
+    @property
+    def fresh_mark(self) -> int:  # latestFirst: the last seq at the previous plan (keys.FRESH_MARK)
+        return self._meta_int(keys.FRESH_MARK)
+
+    def set_fresh_mark(self, seq: int) -> None:
+        if seq != self.fresh_mark:  # unchanged, it costs no snapshot
+            self.set_meta(keys.FRESH_MARK, u64(seq))
+
+    def move_files(self, moves: list[tuple[int, int]], dedup_key_of: Callable[[S3File], str]) -> None:
+        """Renumber pending files, (from seq, to seq) each, in one write: their records, dedup entries and
+        age entries move together. Only for files no plan has given Spark (latestFirst's reordering)."""
+        if not moves:
+            return
+        if min(min(m) for m in moves) <= self.planned_end:
+            raise StateError(f"cannot renumber files at or below offset {self.planned_end}: Spark may have them")
+        wb = WriteBatch(raw_mode=True)
+        moved = []
+        for src, dst in moves:
+            rec = self.record(src)
+            if rec is None:
+                raise StateError(f"the file at offset {src} is missing from the source state")
+            key = self.db.get(keys.age(rec.event_ms, src)) if rec.event_ms is not None else None
+            key = key.decode() if key is not None else dedup_key_of(rec)
+            if self.seq_of(key) != src:
+                raise StateError(f"the file at offset {src} ({rec.uri}) is not the one its dedup entry names")
+            if rec.event_ms is not None:
+                wb.delete(keys.age(rec.event_ms, src))  # every delete before any put: blocks may trade places
+            moved.append((key, rec.numbered(dst)))
+        for key, rec in moved:
+            wb.put(keys.seq(rec.seq), rec.to_json())
+            wb.put(keys.dedup(key), u64(rec.seq))
+            if rec.event_ms is not None:
+                wb.put(keys.age(rec.event_ms, rec.seq), key.encode())
+        self.db.write(wb)
+        self.dirty = True
 
     def set_committed(self, seq: int, now_ms: int, problems: list[dict] = ()) -> None:
         """Everything up to `seq` is in the sink; `problems` are the quarantine records of those batches."""
