@@ -101,7 +101,7 @@ def _apply(moves, base, last):
 
 def test_latest_first_takes_the_newest_fresh_files_and_fills_with_the_oldest_backlog():
     # 1,000 pending after offset 100, the last 3 fresh (recorded since the previous plan), batches of 200.
-    order = _apply(fresh_first(100, 1100, 1097, 200), 100, 1100)
+    order = _apply(fresh_first(100, 1100, [1098, 1099, 1100], 200), 100, 1100)
     assert order[:200] == list(range(101, 298)) + [1098, 1099, 1100]
     assert sorted(order) == list(range(101, 1101))      # nothing lost or doubled
     assert order[-3:] == [298, 299, 300]                 # the backlog files they displaced go last in line
@@ -109,14 +109,14 @@ def test_latest_first_takes_the_newest_fresh_files_and_fills_with_the_oldest_bac
 
 def test_latest_first_keeps_a_quarter_of_the_batch_for_the_backlog():
     # 500 fresh files behind 1,000 of backlog: the newest 150 go first, 50 places stay for the oldest backlog.
-    order = _apply(fresh_first(0, 1500, 1000, 200), 0, 1500)
+    order = _apply(fresh_first(0, 1500, range(1001, 1501), 200), 0, 1500)
     assert order[:50] == list(range(1, 51)) and order[50:200] == list(range(1351, 1501))
     assert sorted(order) == list(range(1, 1501))
 
 
-def test_latest_first_rotates_when_fresh_and_displaced_files_overlap():
-    # 250 pending, 120 fresh, batches of 200: 150 fresh places; rotation keeps the backlog in order.
-    order = _apply(fresh_first(0, 250, 130, 200), 0, 250)
+def test_latest_first_when_fresh_and_displaced_files_overlap():
+    # 250 pending, 120 fresh, batches of 200: all 120 go, beside the oldest 80; the backlog keeps its order.
+    order = _apply(fresh_first(0, 250, range(131, 251), 200), 0, 250)
     assert order[:50] == list(range(1, 51)) and set(order[50:200]) >= set(range(131, 251))
     assert sorted(order) == list(range(1, 251))
     backlog_after = [n for n in order[200:]]
@@ -124,7 +124,16 @@ def test_latest_first_rotates_when_fresh_and_displaced_files_overlap():
 
 
 def test_latest_first_moves_nothing_when_every_pending_file_fits_or_nothing_is_fresh():
-    assert fresh_first(0, 150, 140, 200) == []     # all pending fit
-    assert fresh_first(0, 1000, 1000, 200) == []   # nothing recorded since the previous plan
+    assert fresh_first(0, 150, [141], 200) == []   # all pending fit
+    assert fresh_first(0, 1000, [], 200) == []     # nothing announced since the previous plan
+    assert fresh_first(500, 1000, [3, 499], 200) == []  # ... or only files a plan already has
     # Everything fresh (a first plan after a burst): the most recently announced 200 go first.
-    assert _apply(fresh_first(500, 1000, 0, 200), 500, 1000)[:200] == list(range(801, 1001))
+    assert _apply(fresh_first(500, 1000, range(501, 1001), 200), 500, 1000)[:200] == list(range(801, 1001))
+
+
+def test_latest_first_leaves_listed_files_in_the_backlog():
+    # A listing recorded 990 files while 10 were announced among them: only those 10 go first.
+    announced = list(range(10, 1001, 100))
+    order = _apply(fresh_first(0, 1000, announced, 100), 0, 1000)
+    assert sorted(order[:100]) == sorted(announced + [n for n in range(1, 101) if n not in announced][:90])
+    assert sorted(order) == list(range(1, 1001))

@@ -107,8 +107,9 @@ class Controller:
             self._seen_batches.clear()
             self.commits.acknowledge(base)
             last = idx.last_seq if self.available_now_target is None else min(idx.last_seq, self.available_now_target)
-            if self.opts.latest_first and self.receiving and limit.max_files is not None and base == idx.planned_end:
-                self._fresh_first(idx, base, last, limit.max_files)
+            if self.opts.latest_first:
+                _fresh_first(ledger, self.opts.allow_overwrites, base, last,
+                             limit.max_files if self.receiving else None)
             sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
             end = planner.batch_end(base, last, limit, sizes)
             idx.record_batch(base, end)
@@ -120,15 +121,6 @@ class Controller:
             _log_batch(base, end, since)
         self.intake.room.set()
         return end
-
-    def _fresh_first(self, idx, base: int, last: int, max_files: int) -> None:
-        """latestFirst: renumber pending files so the next batch holds the newest first (the planner says
-        which). Only files no plan has reached move: no offset Spark has logged changes meaning."""
-        moves = planner.fresh_first(base, last, idx.fresh_mark, max_files)
-        idx.move_files(moves, lambda f: dedup_key(f, self.opts.allow_overwrites))
-        idx.set_fresh_mark(last)
-        if moves:
-            log.info("s3-sqs latestFirst: %d fresh files go first", sum(1 for src, dst in moves if dst < src))
 
     def files_between(self, start: int, end: int) -> list[S3File]:
         """Files of offsets (start, end], from durable state, for planning or replay. Reads only: the
@@ -178,6 +170,18 @@ class Controller:
         while (not self.intake.caught_up.is_set() and self.intake.alive or listing_pending()) \
                 and time.monotonic() < deadline:
             time.sleep(0.02)
+
+
+def _fresh_first(ledger: Ledger, allow_overwrites: bool, base: int, last: int, max_files: int | None) -> None:
+    """latestFirst: renumber pending files so the next batch holds the newest first (the planner says
+    which). Only files no plan has reached move: no offset Spark has logged changes meaning."""
+    fresh = ledger.take_fresh()  # not taken now, they are backlog at the next plan
+    if max_files is None or base != ledger.index.planned_end:
+        return
+    moves = planner.fresh_first(base, last, fresh, max_files)
+    ledger.index.move_files(moves, lambda f: dedup_key(f, allow_overwrites))
+    if moves:
+        log.info("s3-sqs latestFirst: %d fresh files go first", sum(1 for src, dst in moves if dst < src))
 
 
 def _log_batch(start: int, end: int, since: dict[str, int]) -> None:

@@ -166,30 +166,28 @@ def backlog_share(max_files: int) -> int:
     return max(1, max_files // 4)
 
 
-def fresh_first(base: int, last: int, mark: int, max_files: int) -> list[tuple[int, int]]:
+def fresh_first(base: int, last: int, fresh: Sequence[int], max_files: int) -> list[tuple[int, int]]:
     """latestFirst: the moves (from seq, to seq) that put the next batch's files at (base, base + max_files].
 
-    Pending files are (base, last]; the fresh ones, recorded since the previous plan, are those after `mark`.
-    The batch takes the newest fresh files first, up to all but `backlog_share` of its places, and fills the
-    rest with the oldest of the backlog. The fresh files it takes trade places with the backlog files that
-    stood where the batch ends: those go last in line, so a file waits, but none is skipped. Empty when every
-    pending file fits in the batch, or nothing is fresh."""
-    pending, fresh_from = last - base, max(base, mark)
-    fresh, old = last - fresh_from, fresh_from - base
-    if pending <= max_files or fresh == 0:
+    Pending files are (base, last]; `fresh` are the seqs of files announced since the previous plan (a
+    listing's or an inventory's files never are: they are history). The batch takes the newest fresh files
+    first, up to all but `backlog_share` of its places, and fills the rest with the oldest of the others.
+    The batch's files outside that range trade places with the range's files outside the batch, which wait
+    further back: a file may wait, but none is skipped. Empty when every pending file fits in the batch,
+    or nothing is fresh."""
+    fresh = sorted(s for s in fresh if base < s <= last)
+    pending = last - base
+    if pending <= max_files or not fresh:
         return []
-    take_fresh = min(fresh, max_files - min(old, backlog_share(max_files)))
-    to = base + max_files - take_fresh   # the fresh files go to (to, to + take_fresh]
-    top = last - take_fresh              # ... from (top, last]
-    if top <= to:
-        return []
-    if top < to + take_fresh:  # the two blocks overlap: rotate (to, last] so the newest come first
-        order = list(range(top + 1, last + 1)) + list(range(to + 1, top + 1))
-        moves = [(src, to + 1 + i) for i, src in enumerate(order)]
-    else:                      # swap the two blocks
-        moves = [(top + 1 + i, to + 1 + i) for i in range(take_fresh)]
-        moves += [(to + 1 + i, top + 1 + i) for i in range(take_fresh)]
-    return [(src, dst) for src, dst in moves if src != dst]
+    take = min(len(fresh), max_files - min(pending - len(fresh), backlog_share(max_files)))
+    batch = set(fresh[len(fresh) - take:])
+    seq = base
+    while len(batch) < max_files:  # the oldest of the rest
+        seq += 1
+        batch.add(seq)
+    places = range(base + 1, base + max_files + 1)
+    coming, going = sorted(batch.difference(places)), [n for n in places if n not in batch]
+    return list(zip(coming, going)) + list(zip(going, coming))
 
 
 def batch_full(pending: int, max_files: int | None) -> bool:

@@ -171,14 +171,6 @@ class FileIndex(IndexReader):
         self.recent_batches.clear()
         self.recent_batches.extend(kept + [(start, end, size)])
 
-    @property
-    def fresh_mark(self) -> int:  # latestFirst: the last seq at the previous plan (keys.FRESH_MARK)
-        return self._meta_int(keys.FRESH_MARK)
-
-    def set_fresh_mark(self, seq: int) -> None:
-        if seq != self.fresh_mark:  # unchanged, it costs no snapshot
-            self.set_meta(keys.FRESH_MARK, u64(seq))
-
     def move_files(self, moves: list[tuple[int, int]], dedup_key_of: Callable[[S3File], str]) -> None:
         """Renumber pending files, (from seq, to seq) each, in one write: their records, dedup entries and
         age entries move together. Only for files no plan has given Spark (latestFirst's reordering)."""

@@ -16,7 +16,6 @@ from typing import Iterator
 _U64 = struct.Struct(">Q")
 DEDUP, SEQ, AGE, BATCH, COMMIT, PROBLEM, META = b"d", b"s", b"t", b"b", b"c", b"q", b"m"
 LAST_SEQ, COMMITTED, STATS = "last_seq", "committed", "stats"
-FRESH_MARK = "fresh_mark"  # latestFirst: the last seq at the previous plan; later files are fresh
 
 
 def u64(n: int) -> bytes:
