@@ -295,8 +295,7 @@ def _rows_by_batch(out) -> dict[int, list[int]]:
 
 def test_latest_first_takes_files_announced_during_a_backlog_within_a_batch_or_two(spark, moto_endpoint, tmp_path):
     w = bucket_to_queue(moto_endpoint)
-    for i in range(120):
-        w.put(f"lf/old{i}.csv", f"{i}\n".encode())
+    w.put_many({f"lf/old{i}.csv": f"{i}\n".encode() for i in range(120)})
     opts = source_options(w, tmp_path, maxFilesPerTrigger=20, latestFirst="true")
     df = spark.readStream.format("s3-sqs").schema("id LONG").options(**opts).load()
     q = (df.writeStream.format("parquet").option("path", str(tmp_path / "out"))
