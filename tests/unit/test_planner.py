@@ -52,7 +52,7 @@ def test_intake_stays_a_couple_of_batches_ahead_and_polls_adapt():
     assert intake_room(0, 100) == 200 and intake_room(150, 100) == 50 and intake_room(500, 100) == 0
     assert intake_room(0, None) == 10_000
     assert intake_room(5_000, 100, latest_first=True) == 5_000  # latestFirst: the bound alone
-    assert next_polls(4, 40, 50) == 8 and next_polls(32, 320, 50) == 50   # every receive full: widen
+    assert next_polls(4, 40, 50) == 8 and next_polls(128, 1280, 50) == 200  # every receive full: widen, to 4 waves
     assert next_polls(8, 35, 50) == 4 and next_polls(1, 0, 50) == 1       # the queue ran dry: narrow
     assert polls_for(15, 8) == 2 and polls_for(1000, 8) == 8
     assert poll_wait(1, 10) == 10 and poll_wait(4, 10) == 1 and poll_wait(4, 0) == 0

@@ -35,6 +35,7 @@ class Controller:
         self.max_planned_end = 0          # the largest end seen in partitions() (Spark 4.0 counts from it)
         self.available_now_target: int | None = None
         self._seen_batches: dict[int, int] = {}   # batches Spark read, to record at the next plan
+        self._planned: tuple[int, int, list[S3File]] = (0, 0, [])  # the last plan's (start, end, files)
         self._open_lock = threading.Lock()
         self._requeued = False
 
@@ -112,7 +113,9 @@ class Controller:
                              limit.max_files if self.receiving else None)
             sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
             end = planner.batch_end(base, last, limit, sizes)
-            idx.record_batch(base, end)
+            planned = idx.records(base + 1, end)  # read once: Spark asks for them next (files_between)
+            idx.record_batch(base, end, sum(r.size or 0 for r in planned))
+            self._planned = (base, end, planned)
             idx.note_stats(self.intake.calls_since_last())
             idx.note_stats({Stat.PLANS: 1, Stat.PLAN_MS: int((time.perf_counter() - t0) * 1000)})
             ledger.persist()  # durable before Spark logs the offset
@@ -128,8 +131,11 @@ class Controller:
         self.open()
         if end <= start:
             return []
-        with self.ledger.lock:
-            records = self.ledger.index.records(start + 1, end)
+        if self._planned[:2] == (start, end):
+            records = self._planned[2]
+        else:  # a replay after a restart, or a batch planned before a newer plan
+            with self.ledger.lock:
+                records = self.ledger.index.records(start + 1, end)
         if len(records) != end - start:
             raise StateError(
                 f"the source state in {self.opts.state_location} holds {len(records)} of the {end - start} files of "

@@ -31,6 +31,7 @@ SQS_BATCH = 10                 # messages per ReceiveMessage / DeleteMessageBatc
 TRIM_INTERVAL_SECONDS = 300    # how often committed files older than maxFileAge are forgotten
 MAX_PENDING_FILES = 10_000     # files the intake may record ahead of planning, at most
 AHEAD_BATCHES = 2              # ... and no more than this many batches' worth
+ROUND_WAVES = 4                # a round of receives is at most this many waves of sqs.maxConcurrency each
 # What opening one more file in a task is worth, in bytes, when packing. Spark counts 4 MB for a task that
 # opens its files one by one; a task here opens several at once (reader.READ_THREADS).
 OPEN_COST_BYTES = 128 << 10
@@ -204,11 +205,13 @@ def intake_room(pending: int, max_files: int | None, latest_first: bool = False)
     return max(0, cap - pending)
 
 
-def next_polls(polls: int, received: int, max_polls: int) -> int:
-    """Parallel receives for the next round: double while every receive comes back full, halve when the
-    queue runs dry. Each receive is billed, so a trickle costs one poll at a time, a backlog goes wide."""
+def next_polls(polls: int, received: int, max_concurrency: int) -> int:
+    """Receives for the next round: double while every receive comes back full, halve when the queue runs
+    dry. Each receive is billed, so a trickle costs one poll at a time; a backlog goes wide, up to
+    ROUND_WAVES times `max_concurrency` (that many run at once): a round's files are recorded with one
+    snapshot, which costs what many receives do, so a backlog drains in few, big rounds."""
     if received >= polls * SQS_BATCH:
-        return min(max_polls, polls * 2)
+        return min(max_concurrency * ROUND_WAVES, polls * 2)
     return max(1, polls // 2)
 
 

@@ -153,20 +153,22 @@ class FileIndex(IndexReader):
         self.last_seq, self.stats = seq, stats
         return out
 
-    def record_batch(self, start: int, end: int) -> None:
-        """Remember the batch that starts at `start`; a later plan for the same start replaces it."""
+    def record_batch(self, start: int, end: int, size: int | None = None) -> None:
+        """Remember the batch that starts at `start`; a later plan for the same start replaces it. `size`:
+        its bytes, when the caller has its records at hand."""
         if end > start and self.db.get(keys.batch(start)) != u64(end):
             self.db.put(keys.batch(start), u64(end))
             self.dirty = True
         if end > start:
-            self._remember_size(start, end)
+            self._remember_size(start, end, size)
         self.planned_end = max(self.planned_end, end)
 
-    def _remember_size(self, start: int, end: int) -> None:
-        """Keep the batch's bytes for the metrics; costs one read of its records, once per batch."""
+    def _remember_size(self, start: int, end: int, size: int | None) -> None:
+        """Keep the batch's bytes for the metrics (read from its records unless given), once per batch."""
         if any(b[:2] == (start, end) for b in self.recent_batches):
             return
-        size = sum(r.size or 0 for r in self.iter_records(start + 1, end))
+        if size is None:
+            size = sum(r.size or 0 for r in self.iter_records(start + 1, end))
         kept = [b for b in self.recent_batches if b[0] != start]  # a later plan for the same start replaces it
         self.recent_batches.clear()
         self.recent_batches.extend(kept + [(start, end, size)])
