@@ -175,3 +175,10 @@ def test_latest_first_needs_a_file_limit_per_batch():
         parse_options({**base, "latestFirst": "true", "maxFilesPerTrigger": "-1"})
     with pytest.raises(OptionError, match="leave maxBytesPerTrigger out"):
         parse_options({**base, "latestFirst": "true", "maxBytesPerTrigger": "1g"})
+
+
+def test_an_option_given_under_both_spellings_must_agree():
+    o = parse_options({**BASE, "cloudFiles.maxFilesPerTrigger": "7", "maxFilesPerTrigger": "7"})
+    assert o.max_files_per_trigger == 7
+    with pytest.raises(OptionError, match="'maxFilesPerTrigger' is given twice.*'7' and '9'"):
+        parse_options({**BASE, "cloudFiles.maxFilesPerTrigger": "7", "maxFilesPerTrigger": "9"})

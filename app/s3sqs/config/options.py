@@ -273,7 +273,11 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
         if key.startswith(AUTO_LOADER_PREFIX) and auto_loader_name(key):
             key = auto_loader_name(key).lower()
         if key in known:
-            values[known[key]] = value
+            name = known[key]
+            if name in values and values[name] != value:  # `cloudFiles.<name>` and `<name>` both given
+                raise OptionError(f"option '{name}' is given twice, as '{name}' and 'cloudFiles.{name}', with "
+                                  f"different values ({values[name]!r} and {value!r}); give it once")
+            values[name] = value
         elif key == "mode":
             reader["mode"] = value
         elif (name := format_options.canonical(key)) is not None:
