@@ -35,14 +35,15 @@ sys.path.insert(0, str(ROOT / "app"))
 QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/bench-driver"
 
 
-def event_body(i: int, t_ms: int) -> str:
-    """An S3 ObjectCreated notification for one object, as S3 sends it."""
+def event_body(i: int, t_ms: int, bucket: str = "bench-landing", key: str | None = None, size: int | None = None) -> str:
+    """An S3 ObjectCreated notification for one object, as S3 sends it (raw delivery, as the stack sets it)."""
     stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t_ms / 1000)) + f".{t_ms % 1000:03d}Z"
     return json.dumps({"Records": [{
         "eventVersion": "2.1", "eventSource": "aws:s3", "awsRegion": "us-east-1", "eventTime": stamp,
         "eventName": "ObjectCreated:Put",
-        "s3": {"bucket": {"name": "bench-landing"},
-               "object": {"key": f"data/day={i % 30:02d}/part-{i:09d}.json", "size": 1024 + i % 4096,
+        "s3": {"bucket": {"name": bucket},
+               "object": {"key": key or f"data/day={i % 30:02d}/part-{i:09d}.json",
+                          "size": 1024 + i % 4096 if size is None else size,
                           "eTag": f"{i:032x}", "sequencer": f"{i:016X}"}}}]})
 
 

@@ -5,7 +5,9 @@ A backlog of --backlog small JSON files is announced before the query starts (S3
 local stand-in); once the first batch has committed, one fresh file a second is uploaded for --seconds.
 `maxFilesPerTrigger` caps every batch, so the backlog takes many batches. A fresh file's latency is the
 time from its upload to the commit of the sink batch that holds its rows. The same run without
-latestFirst is the peer: there the fresh files wait behind the backlog. Both runs count every row, so a
+latestFirst is the peer: there the fresh files wait behind the backlog. Both runs receive with
+sqs.maxConcurrency 10 (the moto server slows down under fifty receives of a queue of thousands). Both runs
+count every row, so a
 file lost or read twice fails the benchmark. Prints the fresh files' median and p95 latency, the trigger
 interval and the median batch time, the goal (two triggers plus one batch) and the ratio of the two runs.
 """
@@ -32,16 +34,30 @@ SCHEMA = "id LONG, sent DOUBLE"
 FRESH_IDS = 1_000_000  # fresh files' ids start here; the backlog's are below
 
 
-def upload_backlog(endpoint: str, bucket: str, n: int) -> None:
+def upload_backlog(endpoint: str, queue_url: str, n: int) -> None:
+    """The backlog's files, in a bucket of their own, announced by S3 events sent straight to the consumer's
+    queue, ten at a time: through the stand-in's bucket -> SNS -> SQS path, one upload a time, thousands
+    take many minutes here."""
     import boto3
+    from bench_driver import event_body
     s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    sqs = boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1")
+    bucket = f"history-{queue_url.rsplit('/', 1)[-1]}"[:63].lower()
+    s3.create_bucket(Bucket=bucket)
+    t_ms = int(time.time() * 1000)
 
-    def put(i: int) -> None:
-        s3.put_object(Bucket=bucket, Key=f"backlog/f-{i:06d}.json", Body=json.dumps({"id": i, "sent": 0}).encode())
+    def put(chunk: range) -> None:
+        entries = []
+        for i in chunk:
+            body = json.dumps({"id": i, "sent": 0}).encode()
+            s3.put_object(Bucket=bucket, Key=f"backlog/f-{i:06d}.json", Body=body)
+            entries.append({"Id": str(i), "MessageBody": event_body(i, t_ms, bucket, f"backlog/f-{i:06d}.json",
+                                                                    len(body))})
+        sqs.send_message_batch(QueueUrl=queue_url, Entries=entries)
     with ThreadPoolExecutor(8) as pool:
-        for done, _ in enumerate(pool.map(put, range(n)), 1):
-            if done % 1000 == 0:
-                print(f"    backlog: {done}/{n} uploaded", file=sys.stderr, flush=True)
+        for done, _ in enumerate(pool.map(put, [range(i, min(n, i + 10)) for i in range(0, n, 10)]), 1):
+            if done % 100 == 0:
+                print(f"    backlog: {done * 10}/{n} uploaded and announced", file=sys.stderr, flush=True)
 
 
 def worker(latest_first: bool, work: Path, seconds: int, trigger: str, max_files: int, backlog: int,
@@ -61,7 +77,7 @@ def worker(latest_first: bool, work: Path, seconds: int, trigger: str, max_files
     df = (spark.readStream.format("s3-sqs").schema(SCHEMA)
           .options(fileFormat="json", queueUrl=queue, endpointUrl=endpoint, queueRegion="us-east-1",
                    stateLocation=str(work / "state"), maxFilesPerTrigger=str(max_files),
-                   latestFirst=str(latest_first).lower()).load())
+                   latestFirst=str(latest_first).lower(), **{"sqs.maxConcurrency": "10"}).load())
     warm_python_workers(spark)
     q = (df.writeStream.format("parquet").option("path", str(work / "table"))
          .option("checkpointLocation", str(work / "ck")).trigger(processingTime=trigger).start())
@@ -143,7 +159,7 @@ def main(argv=None) -> int:
             for mode in ("on", "off"):
                 name = f"lf-{spark.replace('.', '')}-{mode}"
                 path = wire_consumer(server.endpoint_url, name)  # the stack's bucket -> SNS -> queue
-                upload_backlog(server.endpoint_url, path.bucket, args.backlog)
+                upload_backlog(server.endpoint_url, path.queue_url, args.backlog)
                 work = Path(tempfile.mkdtemp(prefix=f"{name}-"))
                 py = SPARKS[spark]
                 env = {**os.environ, "PYSPARK_PYTHON": str(py), "PYSPARK_DRIVER_PYTHON": str(py),
