@@ -6,9 +6,11 @@ The candidates are only the keys some consumer committed: the cleaner never list
 """
 from __future__ import annotations
 
+import threading
 import time
 import uuid
 from collections import Counter, defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
@@ -21,6 +23,8 @@ from . import actions, journal
 from .rule import Commit, Consumer, Verdict, judge
 
 JOURNAL_CHUNK = 100
+WORKERS = 8   # keys judged (and cleaned) at once: each costs a few S3 round trips
+PAGE = 512    # keys handed to the workers at a time, so a run of millions holds few futures
 
 
 @dataclass(frozen=True)
@@ -44,7 +48,7 @@ class Row:
 class Cleaner:
     def __init__(self, s3, settings: CleanSettings, source_bucket: str, consumers: list[ConsumerMarkers],
                  journal_store: Store, *, clock: Callable[[], int] = wall_ms,
-                 progress: Callable[[str], None] | None = None, progress_seconds: float = 2.0):
+                 progress: Callable[[str], None] | None = None, progress_seconds: float = 2.0, workers: int = WORKERS):
         if not settings.enabled:
             raise CleanSettingsError(CLEAN_SOURCE, "off for this stack: nothing to clean; set sourceCleaning in "
                                                    "cdk.json and deploy")
@@ -54,35 +58,52 @@ class Cleaner:
         self.s3, self.settings, self.bucket = s3, settings, source_bucket
         self.consumers, self.journal_store = consumers, journal_store
         self.clock, self.progress, self.progress_seconds = clock, progress or (lambda _: None), progress_seconds
+        self.workers = workers
 
     def run(self, apply: bool, on_row: Callable[[Row], None] = lambda _: None, limit: int | None = None) -> Counter:
         """Judge every committed key (and act on those due, with `apply`, at most `limit` of them); returns the
-        count of keys by status."""
+        count of keys by status. Keys are judged `workers` at a time (each costs a few S3 calls), and their rows
+        come out in key order."""
         commits = self._commits()
         cleaned = self._cleaned()
+        keys = sorted(commits)
         counts: Counter = Counter()
-        run_id, chunk, done, acted = f"{self.clock():013d}-{uuid.uuid4().hex[:8]}", 0, [], 0
+        run_id, chunk, done = f"{self.clock():013d}-{uuid.uuid4().hex[:8]}", 0, []
+        self._budget, self._lock = limit, threading.Lock()
         last_said = time.monotonic()
+
+        def judge_one(key: str):
+            return self._row(key, commits[key], cleaned.get(key, ()), apply)
         try:
-            for i, key in enumerate(sorted(commits), 1):
-                act = apply and (limit is None or acted < limit)
-                row, record = self._row(key, commits[key], cleaned.get(key, ()), act)
-                counts[row.status] += 1
-                if record is not None:
-                    acted += 1
-                    done.append(record)
-                on_row(row)
-                if len(done) >= JOURNAL_CHUNK:
-                    journal.write(self.journal_store, run_id, chunk, done)
-                    chunk, done = chunk + 1, []
-                if time.monotonic() - last_said >= self.progress_seconds:
-                    last_said = time.monotonic()
-                    self.progress(f"clean: {i:,} of {len(commits):,} committed files judged; {summary(counts)}")
+            with ThreadPoolExecutor(self.workers, thread_name_prefix="clean") as pool:
+                for start in range(0, len(keys), PAGE):
+                    for row, record in pool.map(judge_one, keys[start:start + PAGE]):
+                        counts[row.status] += 1
+                        if record is not None:
+                            done.append(record)
+                        on_row(row)
+                        if len(done) >= JOURNAL_CHUNK:
+                            journal.write(self.journal_store, run_id, chunk, done)
+                            chunk, done = chunk + 1, []
+                        if time.monotonic() - last_said >= self.progress_seconds:
+                            last_said = time.monotonic()
+                            self.progress(f"clean: {sum(counts.values()):,} of {len(keys):,} committed files judged; "
+                                          f"{summary(counts)}")
         finally:  # what was done is written down, even when a call fails part way
             journal.write(self.journal_store, run_id, chunk, done)
         return counts
 
-    def _row(self, key: str, commits: list[Commit], cleaned: tuple, act: bool) -> tuple[Row, journal.Cleaned | None]:
+    def _spend(self) -> bool:
+        """One file's worth of --limit, if any is left."""
+        with self._lock:
+            if self._budget is None:
+                return True
+            if self._budget <= 0:
+                return False
+            self._budget -= 1
+            return True
+
+    def _row(self, key: str, commits: list[Commit], cleaned: tuple, apply: bool) -> tuple[Row, journal.Cleaned | None]:
         """The key's status, and the journal record of what this run did to it (None: nothing)."""
         last_commit = max(c.committed_ms for c in commits)
         past = [c for c in cleaned if c.at_ms >= last_commit]  # cleaned after the last commit: nothing newer
@@ -98,11 +119,11 @@ class Cleaner:
             if found is not None:  # archived by a run that died before writing its journal
                 record = journal.Cleaned(self.bucket, key, found.etag.strip('"'), found.size,
                                          str(CleanStatus.ARCHIVED), self.clock(), to)
-                return Row(self.bucket, key, CleanStatus.ARCHIVED, _done(record.etag, to), record.at_ms,
-                           found.size), (record if act else None)
+                return Row(self.bucket, key, CleanStatus.ARCHIVED, _done(record.etag, to) + " (when, the run that "
+                           "did it did not record)", None, found.size), (record if apply else None)
         if v.status != CleanStatus.DUE:
             return Row(self.bucket, key, v.status, v.detail, v.at_ms, head.size if head else None), None
-        if not act:
+        if not (apply and self._spend()):
             would = f"archive to {to}" if to else "delete"
             return Row(self.bucket, key, v.status, f"{v.detail}; would {would}", v.at_ms, head.size), None
         try:
