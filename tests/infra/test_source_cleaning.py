@@ -22,33 +22,28 @@ def cleaning_template() -> dict:
     return synth_template(SOURCE_CLEANING_CONTEXT)
 
 
-def actions_by_role(tpl: dict) -> dict[str, set[str]]:
-    out = {}
+def source_deleters(tpl: dict) -> list[str]:
+    """The roles with a delete action on the source bucket (job roles delete only their own checkpoints)."""
+    source = one(tpl, "AWS::S3::Bucket", "SourceBucket")[0]
+    out = []
     for lid, role in of_type(tpl, "AWS::IAM::Role").items():
-        acts = set()
         for policy in role["Properties"].get("Policies", []):
             for s in statements(policy["PolicyDocument"]):
-                acts |= set(as_list(s["Action"]))
-        out[lid] = acts
-    return out
+                if DELETES & set(as_list(s["Action"])) and any(source in json.dumps(r) for r in as_list(s["Resource"])):
+                    out.append(lid)
+    return sorted(set(out))
 
 
 def test_off_grants_no_role_a_delete_in_the_source_bucket_and_publishes_nothing(template_dict):
-    source = one(template_dict, "AWS::S3::Bucket", "SourceBucket")[0]
-    for lid, role in of_type(template_dict, "AWS::IAM::Role").items():
-        for policy in role["Properties"].get("Policies", []):
-            for s in statements(policy["PolicyDocument"]):
-                on_source = any(source in json.dumps(r) for r in as_list(s["Resource"]))
-                assert not (on_source and DELETES & set(as_list(s["Action"]))), (lid, s)
+    assert source_deleters(template_dict) == []
     assert not [lid for lid in of_type(template_dict, "AWS::IAM::Role") if lid.startswith("SourceCleaner")]
     assert "SourceCleaning" not in template_dict["Outputs"]
 
 
 def test_on_exactly_one_role_may_delete_and_only_what_the_consumers_read(cleaning_template):
     tpl = cleaning_template
-    deleters = [lid for lid, acts in actions_by_role(tpl).items() if acts & DELETES]
     role_lid, role = one(tpl, "AWS::IAM::Role", "SourceCleanerRole")
-    assert deleters == [role_lid]
+    assert source_deleters(tpl) == [role_lid]
     assert statements(role["Properties"]["AssumeRolePolicyDocument"])[0]["Principal"] == {"AWS": {"Fn::Join": [
         "", ["arn:", {"Ref": "AWS::Partition"}, ":iam::", {"Ref": "AWS::AccountId"}, ":root"]]}}
     source = one(tpl, "AWS::S3::Bucket", "SourceBucket")[0]
