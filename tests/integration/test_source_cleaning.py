@@ -196,6 +196,16 @@ def test_delete_removes_what_every_consumer_committed_and_keeps_the_rest(place):
     assert place.keys(place.src) == ["in/c.csv"] and place.keys(place.arch) == []
 
 
+def test_in_a_versioned_bucket_the_version_committed_is_the_one_deleted(place):
+    place.s3.put_bucket_versioning(Bucket=place.src, VersioningConfiguration={"Status": "Enabled"})
+    place.put("in/a.csv", b"abc")
+    place.commit_as("ingest", ["in/a.csv"], now_ms() - 2 * DAY)
+    assert run(place.cleaner([Consumer("ingest", "in/")], cleanSource="delete", cleanSourceRetention="1d")) == \
+        {"in/a.csv": CleanStatus.DELETED}
+    versions = place.s3.list_object_versions(Bucket=place.src)
+    assert versions.get("Versions", []) == [] and versions.get("DeleteMarkers", []) == []
+
+
 def test_a_file_overwritten_since_it_was_ingested_is_left_alone_and_reported(place):
     place.put("in/a.csv", b"first")
     place.commit_as("ingest", ["in/a.csv"], now_ms() - 3 * DAY)
