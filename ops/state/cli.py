@@ -47,7 +47,8 @@ def parser() -> argparse.ArgumentParser:
     cli.add_debug_arg(common)
 
     p = cli.parser(PROG, "Show what a source's state holds: its files, their batches and what became of them. "
-                         "Read-only; safe while the job runs.")
+                         "Read-only and safe while the job runs; `clean` archives or deletes source files only with "
+                         "--apply.")
     sub = p.add_subparsers(dest="command", required=True, metavar="{summary,files,lookup,clean}")
     sub.add_parser("summary", parents=[common], allow_abbrev=False,
                    help="files by status, the last batch, the sink's commit, the source's counters, the state's size")
