@@ -72,10 +72,11 @@ class Place:
             files.append(S3File(self.src, key, h["ContentLength"], h["ETag"].strip('"'), seq=first + i))
         markers.write(self.markers_of(consumer), markers.marker_of(first, first + len(keys) - 1, committed_ms, files))
 
-    def cleaner(self, consumers: list[Consumer], clock=now_ms, **settings) -> Cleaner:
+    def cleaner(self, consumers: list[Consumer], clock=now_ms, progress=None, **settings) -> Cleaner:
         return Cleaner(self.s3, parse_clean_settings(settings), self.src,
                        [ConsumerMarkers(c, self.markers_of(c.name)) for c in consumers],
-                       S3Store(f"s3://{self.ck}/source-cleaning", self.s3), clock=clock)
+                       S3Store(f"s3://{self.ck}/source-cleaning", self.s3), clock=clock, progress=progress,
+                       progress_seconds=0)
 
 
 def run(cleaner: Cleaner, apply: bool = True) -> dict[str, CleanStatus]:
@@ -191,9 +192,13 @@ def test_delete_removes_what_every_consumer_committed_and_keeps_the_rest(place):
     assert run(c, apply=False) == {"in/a.csv": CleanStatus.DUE, "in/b.csv": CleanStatus.DUE,
                                    "in/c.csv": CleanStatus.RETENTION}
     assert place.keys(place.src) == ["in/a.csv", "in/b.csv", "in/c.csv"]  # a dry run changes nothing
+    said = []
+    c.progress = said.append
     assert run(c) == {"in/a.csv": CleanStatus.DELETED, "in/b.csv": CleanStatus.DELETED,
                       "in/c.csv": CleanStatus.RETENTION}
     assert place.keys(place.src) == ["in/c.csv"] and place.keys(place.arch) == []
+    assert said[:2] == ["clean: read 2 commit markers of consumer ingest", "clean: read 1 commit marker of consumer late"]
+    assert said[-1] == "clean: 3 of 3 committed files judged; 1 retention, 2 deleted"  # progress, as a large run says it
 
 
 def test_in_a_versioned_bucket_the_version_committed_is_the_one_deleted(place):

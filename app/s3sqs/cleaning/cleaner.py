@@ -149,7 +149,7 @@ class Cleaner:
                 for f in m.files:
                     if f.bucket == self.bucket:
                         out[f.key].append(Commit(cm.consumer.name, f.etag, f.size, m.committed_ms))
-            self.progress(f"clean: read {n:,} commit markers of consumer {cm.consumer.name}")
+            self.progress(f"clean: read {n:,} commit marker{'' if n == 1 else 's'} of consumer {cm.consumer.name}")
         return out
 
     def _cleaned(self) -> dict[str, tuple]:
