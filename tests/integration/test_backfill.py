@@ -115,3 +115,21 @@ def test_files_older_than_max_file_age_are_counted_and_named_in_the_log(bucket_w
     assert any(f"skipped {listed} files modified more than maxFileAge (1 s) ago: they are not ingested" in m
                for m in lines), lines
     d.close()
+
+
+def test_a_running_backfill_is_in_the_durable_status_so_until_drained_waits_for_it(bucket_with_history, moto_endpoint,
+                                                                                  tmp_path):
+    from s3sqs.state.snapshots import Snapshots, read_status
+    from s3sqs.state.store import open_store
+    s3, sqs, bucket, q = bucket_with_history
+    d = Controller(opts(moto_endpoint, bucket, q, tmp_path / "state"))
+    d.open()
+    status = lambda: read_status(Snapshots(open_store(str(tmp_path / "state"), s3)))  # noqa: E731
+    d.backfill.start()  # published before the listing's thread starts
+    assert status()["backfilling"] is True
+    deadline = time.monotonic() + 300
+    while d.backfill.running and time.monotonic() < deadline:
+        time.sleep(0.2)
+    after = status()
+    assert after["backfilling"] is False and after["last_seq"] >= EXISTING
+    d.close()

@@ -32,8 +32,7 @@ def drain(d):
 def announced(moto_endpoint, tmp_path, n: int, name: str, **options):
     """n small CSV files announced on a fresh queue, and a controller that has recorded them all."""
     w = bucket_to_queue(moto_endpoint)
-    for i in range(n):
-        w.put(f"{name}{i}.csv", b"x\n1\n")
+    w.put_many({f"{name}{i}.csv": b"x\n1\n" for i in range(n)})
     d = make_driver(w, tmp_path / "state", **options)
     drain(d)
     return w, d
@@ -168,3 +167,55 @@ def test_terminate_hands_back_the_messages_of_the_receive_under_way(moto_endpoin
     drain(nxt)
     assert nxt.index.last_seq == 1 and [r.key for r in nxt.files_between(0, 1)] == ["late.csv"]
     close(nxt)
+
+
+def _run_batches(d, start: int, limit: Limit, until: int) -> list[list[str]]:
+    """Plan, read and commit batches as Spark would, from `start` until offset `until`; the keys of each."""
+    out = []
+    while start < until:
+        end = d.latest_offset(start, limit)
+        assert end > start
+        out.append([f.key for f in d.files_between(start, end)])
+        d.commit(end)
+        start = end
+    return out
+
+
+def _index_is_consistent(d):
+    """Every record's dedup entry and age entry name its own seq (what renumbering must keep)."""
+    from s3sqs.core.files import dedup_key
+    idx = d.index
+    for seq in range(1, idx.last_seq + 1):
+        rec = idx.record(seq)
+        assert rec is not None and rec.seq == seq and idx.seq_of(dedup_key(rec, False)) == seq
+    assert sum(1 for _ in idx.seqs_since(0)) == idx.last_seq
+
+
+@pytest.mark.parametrize("latest_first", [True, False])
+def test_latest_first_takes_fresh_files_ahead_of_the_backlog_and_loses_none(moto_endpoint, tmp_path, latest_first):
+    opts = {"maxFilesPerTrigger": "12", "latestFirst": str(latest_first).lower()}
+    w, d = announced(moto_endpoint, tmp_path, 60, "old", **opts)
+    limit = Limit(12, None)
+    first = _run_batches(d, 0, limit, 12)
+    for i in range(3):  # fresh files announced while the backlog drains
+        w.put(f"fresh{i}.csv", b"x\n1\n")
+    drain(d)
+    second = d.latest_offset(12, limit)
+    fresh_batch = [f.key for f in d.files_between(12, second)]
+    _index_is_consistent(d)
+    close(d)  # a crash after the plan: the restarted source replays the same files
+    d = make_driver(w, tmp_path / "state", **opts)
+    assert [f.key for f in d.files_between(12, second)] == fresh_batch
+    d.commit(second)
+    rest = _run_batches(d, second, limit, d.index.last_seq)
+    batches = first + [fresh_batch] + rest
+    keys = [k for b in batches for k in b]
+    assert sorted(keys) == sorted([f"old{i}.csv" for i in range(60)] + [f"fresh{i}.csv" for i in range(3)])
+    fresh_at = sorted(i for i, b in enumerate(batches) for k in b if k.startswith("fresh"))
+    if latest_first:
+        assert fresh_at == [1, 1, 1] and len(batches) == 6  # the next batch, beside 9 of the backlog
+    else:
+        assert fresh_at[0] >= 4  # behind the whole backlog
+    _index_is_consistent(d)
+    assert w.depth() == 0
+    close(d)

@@ -279,3 +279,43 @@ def test_spark_takes_no_metrics_from_a_python_source(spark):
         q.stop()
     batches = [p for p in q.recentProgress if p["numInputRows"]]
     assert [p["sources"][0]["metrics"] for p in batches] == [{}] * len(batches)
+
+
+def _rows_by_batch(out) -> dict[int, list[int]]:
+    """The first column of the rows each batch of a Parquet sink committed, by batch id (its log entry)."""
+    meta = out / "_spark_metadata"
+    by_batch: dict[int, list[int]] = {}
+    for entry in meta.iterdir():
+        if entry.name.isdigit():
+            for line in entry.read_text().splitlines()[1:]:
+                path = json.loads(line)["path"].removeprefix("file://").removeprefix("file:")
+                by_batch.setdefault(int(entry.name), []).extend(pq.read_table(path).column(0).to_pylist())
+    return by_batch
+
+
+def test_latest_first_takes_files_announced_during_a_backlog_within_a_batch_or_two(spark, moto_endpoint, tmp_path):
+    w = bucket_to_queue(moto_endpoint)
+    w.put_many({f"lf/old{i}.csv": f"{i}\n".encode() for i in range(120)})
+    opts = source_options(w, tmp_path, maxFilesPerTrigger=20, latestFirst="true")
+    df = spark.readStream.format("s3-sqs").schema("id LONG").options(**opts).load()
+    q = (df.writeStream.format("parquet").option("path", str(tmp_path / "out"))
+         .option("checkpointLocation", str(tmp_path / "ck")).trigger(processingTime="1 second").start())
+    try:
+        deadline = time.monotonic() + 120
+        while not (q.lastProgress and q.lastProgress["numInputRows"]):
+            assert time.monotonic() < deadline and q.exception() is None, q.exception()
+            time.sleep(0.2)
+        announced_at = q.lastProgress["batchId"]
+        for i in (1000, 1001):  # fresh files, behind most of the backlog
+            w.put(f"lf/fresh{i}.csv", f"{i}\n".encode())
+        while sum(len(v) for v in _rows_by_batch(tmp_path / "out").values()) < 122:
+            assert time.monotonic() < deadline and q.exception() is None, q.exception() or "not drained in time"
+            time.sleep(0.5)
+    finally:
+        q.stop()
+    by_batch = _rows_by_batch(tmp_path / "out")
+    ids = sorted(i for rows in by_batch.values() for i in rows)
+    assert ids == list(range(120)) + [1000, 1001]  # every file exactly once
+    fresh = [b for b, rows in by_batch.items() for i in rows if i >= 1000]
+    backlog_ends = max(b for b, rows in by_batch.items() if any(i < 1000 for i in rows))
+    assert max(fresh) <= announced_at + 3 and max(fresh) < backlog_ends, (by_batch, announced_at)

@@ -40,6 +40,8 @@ def test_a_foreign_offset_log_is_a_clear_error(tmp_path):
     (Progress(3, 25, 25, 1, True), False, "3 messages in the queue"),
     (Progress(0, 25, 25, 1, False), False, "batch 1 to be committed"),     # logged, never committed
     (Progress(0, 30, 25, 1, True), False, "files up to offset 30 to be planned (logged: 25)"),  # e.g. reprocess
+    (Progress(0, 25, 25, 1, True, {}, {"backfilling": True}), False,
+     "the backfill (a listing of basePath or an inventory report) to finish"),  # a listing still recording
 ])
 def test_drained_needs_an_empty_queue_every_file_planned_and_the_last_batch_committed(progress, drained, waiting):
     assert progress.drained is drained and progress.waiting_for() == waiting

@@ -165,3 +165,20 @@ def test_job_py_refuses_a_trigger_interval_spark_would_refuse_only_after_start_u
         parse_job_args(["--queue-url", BASE["queueUrl"], "--format", "csv", "--checkpoint", "/tmp/ck",
                         "--trigger-interval", "ten seconds"])
     assert e.value.code == 2 and "'ten seconds' is not a duration" in capsys.readouterr().err
+
+
+def test_latest_first_needs_a_file_limit_per_batch():
+    base = {"fileFormat": "csv", "queueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/q",
+            "stateLocation": "s3://b/state"}
+    assert parse_options({**base, "latestFirst": "true"}).latest_first is True
+    with pytest.raises(OptionError, match="set maxFilesPerTrigger to a number of files"):
+        parse_options({**base, "latestFirst": "true", "maxFilesPerTrigger": "-1"})
+    with pytest.raises(OptionError, match="leave maxBytesPerTrigger out"):
+        parse_options({**base, "latestFirst": "true", "maxBytesPerTrigger": "1g"})
+
+
+def test_an_option_given_under_both_spellings_must_agree():
+    o = parse_options({**BASE, "cloudFiles.maxFilesPerTrigger": "7", "maxFilesPerTrigger": "7"})
+    assert o.max_files_per_trigger == 7
+    with pytest.raises(OptionError, match="'maxFilesPerTrigger' is given twice.*'7' and '9'"):
+        parse_options({**BASE, "cloudFiles.maxFilesPerTrigger": "7", "maxFilesPerTrigger": "9"})

@@ -6,7 +6,7 @@ from s3sqs.core.files import S3File, dedup_key
 from s3sqs.core.units import to_ms as ms
 from s3sqs.planning.events import parse_body
 from s3sqs.planning.planner import (DUPLICATE, GLOB_MISMATCH, NEW, TOO_OLD, Limit, batch_end, batch_limit, decide,
-                                    glob_matches, intake_room, next_polls, pack, plan_round, poll_wait, polls_for)
+                                    fresh_first, glob_matches, intake_room, next_polls, pack, plan_round, poll_wait, polls_for)
 
 NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
 
@@ -51,7 +51,8 @@ def test_batch_limit_has_one_owner_for_both_spark_versions():
 def test_intake_stays_a_couple_of_batches_ahead_and_polls_adapt():
     assert intake_room(0, 100) == 200 and intake_room(150, 100) == 50 and intake_room(500, 100) == 0
     assert intake_room(0, None) == 10_000
-    assert next_polls(4, 40, 50) == 8 and next_polls(32, 320, 50) == 50   # every receive full: widen
+    assert intake_room(5_000, 100, latest_first=True) == 5_000  # latestFirst: the bound alone
+    assert next_polls(4, 40, 50) == 8 and next_polls(128, 1280, 50) == 200  # every receive full: widen, to 4 waves
     assert next_polls(8, 35, 50) == 4 and next_polls(1, 0, 50) == 1       # the queue ran dry: narrow
     assert polls_for(15, 8) == 2 and polls_for(1000, 8) == 8
     assert poll_wait(1, 10) == 10 and poll_wait(4, 10) == 1 and poll_wait(4, 0) == 0
@@ -86,3 +87,53 @@ def test_pack_fills_the_slots_and_splits_only_for_bytes():
     parts = pack(big, lambda s: s, 128 << 20, slots=2)
     assert len(parts) == 8 and {len(p) for p in parts} == {6, 7}  # 1 GB: about maxPartitionBytes each
     assert pack([5], lambda s: s, 1, slots=8) == [[5]] and pack([], lambda s: s, 1, slots=2) == []
+
+
+def _apply(moves, base, last):
+    """The files (by their seq before) at each place (base, last] after the moves."""
+    at = {n: n for n in range(base + 1, last + 1)}
+    assert len({d for _, d in moves}) == len(moves) == len({s for s, _ in moves})
+    assert {s for s, _ in moves} == {d for _, d in moves}, "the moves are a permutation"
+    for src, dst in moves:
+        at[dst] = src
+    return [at[n] for n in range(base + 1, last + 1)]
+
+
+def test_latest_first_takes_the_newest_fresh_files_and_fills_with_the_oldest_backlog():
+    # 1,000 pending after offset 100, the last 3 fresh (recorded since the previous plan), batches of 200.
+    order = _apply(fresh_first(100, 1100, [1098, 1099, 1100], 200), 100, 1100)
+    assert order[:200] == list(range(101, 298)) + [1098, 1099, 1100]
+    assert sorted(order) == list(range(101, 1101))      # nothing lost or doubled
+    assert order[-3:] == [298, 299, 300]                 # the backlog files they displaced go last in line
+
+
+def test_latest_first_keeps_a_quarter_of_the_batch_for_the_backlog():
+    # 500 fresh files behind 1,000 of backlog: the newest 150 go first, 50 places stay for the oldest backlog.
+    order = _apply(fresh_first(0, 1500, range(1001, 1501), 200), 0, 1500)
+    assert order[:50] == list(range(1, 51)) and order[50:200] == list(range(1351, 1501))
+    assert sorted(order) == list(range(1, 1501))
+
+
+def test_latest_first_when_fresh_and_displaced_files_overlap():
+    # 250 pending, 120 fresh, batches of 200: all 120 go, beside the oldest 80; the backlog keeps its order.
+    order = _apply(fresh_first(0, 250, range(131, 251), 200), 0, 250)
+    assert order[:50] == list(range(1, 51)) and set(order[50:200]) >= set(range(131, 251))
+    assert sorted(order) == list(range(1, 251))
+    backlog_after = [n for n in order[200:]]
+    assert backlog_after == sorted(backlog_after)
+
+
+def test_latest_first_moves_nothing_when_every_pending_file_fits_or_nothing_is_fresh():
+    assert fresh_first(0, 150, [141], 200) == []   # all pending fit
+    assert fresh_first(0, 1000, [], 200) == []     # nothing announced since the previous plan
+    assert fresh_first(500, 1000, [3, 499], 200) == []  # ... or only files a plan already has
+    # Everything fresh (a first plan after a burst): the most recently announced 200 go first.
+    assert _apply(fresh_first(500, 1000, range(501, 1001), 200), 500, 1000)[:200] == list(range(801, 1001))
+
+
+def test_latest_first_leaves_listed_files_in_the_backlog():
+    # A listing recorded 990 files while 10 were announced among them: only those 10 go first.
+    announced = list(range(10, 1001, 100))
+    order = _apply(fresh_first(0, 1000, announced, 100), 0, 1000)
+    assert sorted(order[:100]) == sorted(announced + [n for n in range(1, 101) if n not in announced][:90])
+    assert sorted(order) == list(range(1, 1001))

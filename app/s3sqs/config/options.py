@@ -53,6 +53,7 @@ class OptionsModel(BaseModel):
     max_files_per_trigger: Int(-1) | None = Field(100, alias="maxFilesPerTrigger")  # None: unlimited
     max_bytes_per_trigger: Size | None = Field(None, alias="maxBytesPerTrigger")
     max_file_age_seconds: Duration() = Field(15 * 86400, alias="maxFileAge")
+    latest_first: Bool = Field(False, alias="latestFirst")
     path_glob_filter: Text | None = Field(None, alias="pathGlobFilter")
     base_path: Text | None = Field(None, alias="basePath")
     partition_columns: tuple[str, ...] = Field((), alias="partitionColumns")
@@ -176,6 +177,11 @@ class OptionsModel(BaseModel):
             name = "includeExistingFiles" if self.include_existing_files else "backfillInterval"
             raise ValueError(f"option '{name}' lists the files under basePath; set basePath to the prefix to list, "
                              "e.g. .option('basePath', 's3://my-bucket/landing/')")
+        if self.latest_first and (self.max_files_per_trigger is None or self.max_bytes_per_trigger is not None):
+            raise ValueError("option 'latestFirst' orders the files of a batch limited by maxFilesPerTrigger: "
+                             + ("set maxFilesPerTrigger to a number of files (without a limit every pending file "
+                                "is in the next batch, newest or not)" if self.max_files_per_trigger is None else
+                                "leave maxBytesPerTrigger out (latestFirst counts files, not bytes)"))
         if self.queue_fetch_wait_timeout_seconds is None:  # two long polls: a default that follows another option
             object.__setattr__(self, "queue_fetch_wait_timeout_seconds", 2.0 * self.long_poll_wait_seconds)
         return self
@@ -278,7 +284,11 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
         if key.startswith(AUTO_LOADER_PREFIX) and auto_loader_name(key):
             key = auto_loader_name(key).lower()
         if key in known:
-            values[known[key]] = value
+            name = known[key]
+            if name in values and values[name] != value:  # `cloudFiles.<name>` and `<name>` both given
+                raise OptionError(f"option '{name}' is given twice, as '{name}' and 'cloudFiles.{name}', with "
+                                  f"different values ({values[name]!r} and {value!r}); give it once")
+            values[name] = value
         elif key == "mode":
             reader["mode"] = value
         elif (name := format_options.canonical(key)) is not None:

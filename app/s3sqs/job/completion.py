@@ -1,7 +1,7 @@
 """Is everything announced so far in the sink? The answer `--until-drained` stops on.
 
-It takes three facts, read in this order: the queue is empty (nothing visible, in flight or delayed);
-every file the source recorded is in a logged offset (a message is only deleted once its file is
+It takes three facts, read in this order: the queue is empty (nothing visible, in flight or delayed) and
+no backfill is running; every file the source recorded is in a logged offset (a message is only deleted once its file is
 durable in the index, so an empty queue means the index has every file); and that offset has its
 commit in Spark's checkpoint. Reading the queue first makes the later reads at least as new.
 """
@@ -30,11 +30,14 @@ class Progress:
 
     @property
     def drained(self) -> bool:
-        return self.queued == 0 and self.recorded == (self.logged or 0) and (self.batch_id is None or self.committed)
+        return self.queued == 0 and not self.status.get("backfilling") and self.recorded == (self.logged or 0) \
+            and (self.batch_id is None or self.committed)
 
     def waiting_for(self) -> str:
         if self.queued:
             return f"{self.queued} messages in the queue"
+        if self.status.get("backfilling"):
+            return "the backfill (a listing of basePath or an inventory report) to finish"
         if self.recorded != (self.logged or 0):
             return f"files up to offset {self.recorded} to be planned (logged: {self.logged or 0})"
         if self.batch_id is not None and not self.committed:

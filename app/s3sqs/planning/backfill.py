@@ -45,6 +45,7 @@ class Backfill:
         listing_due = self.opts.base_path is not None and self.due()
         if (inventory is None or not inventory.pending()) and not listing_due:
             return
+        self.ledger.set_backfilling(True)
         self._thread = threading.Thread(target=self._guarded, args=(inventory, listing_due), name="s3sqs-backfill",
                                         daemon=True)
         self._thread.start()
@@ -77,6 +78,8 @@ class Backfill:
         except BaseException as e:  # the next offset call raises it: the query fails, naming the cause
             log.error("s3-sqs: backfill from %s failed: %s: %s", what, type(e).__name__, e)
             self.error = e
+        finally:
+            self.ledger.set_backfilling(False)
 
     def run(self) -> None:
         o, ledger = self.opts, self.ledger

@@ -16,7 +16,7 @@ import time
 from ..config.source_options import SourceOptions
 from ..core.counters import Stat
 from ..core.errors import StateError
-from ..core.files import S3File
+from ..core.files import S3File, dedup_key
 from . import planner, reprocess
 from .backfill import Backfill
 from .commits import Commits
@@ -35,6 +35,7 @@ class Controller:
         self.max_planned_end = 0          # the largest end seen in partitions() (Spark 4.0 counts from it)
         self.available_now_target: int | None = None
         self._seen_batches: dict[int, int] = {}   # batches Spark read, to record at the next plan
+        self._planned: tuple[int, int, list[S3File]] = (0, 0, [])  # the last plan's (start, end, files)
         self._open_lock = threading.Lock()
         self._requeued = False
 
@@ -107,9 +108,14 @@ class Controller:
             self._seen_batches.clear()
             self.commits.acknowledge(base)
             last = idx.last_seq if self.available_now_target is None else min(idx.last_seq, self.available_now_target)
+            if self.opts.latest_first:
+                _fresh_first(ledger, self.opts.allow_overwrites, base, last,
+                             limit.max_files if self.receiving else None)
             sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
             end = planner.batch_end(base, last, limit, sizes)
-            idx.record_batch(base, end)
+            planned = idx.records(base + 1, end)  # read once: Spark asks for them next (files_between)
+            idx.record_batch(base, end, sum(r.size or 0 for r in planned))
+            self._planned = (base, end, planned)
             idx.note_stats(self.intake.calls_since_last())
             idx.note_stats({Stat.PLANS: 1, Stat.PLAN_MS: int((time.perf_counter() - t0) * 1000)})
             ledger.persist()  # durable before Spark logs the offset
@@ -125,8 +131,11 @@ class Controller:
         self.open()
         if end <= start:
             return []
-        with self.ledger.lock:
-            records = self.ledger.index.records(start + 1, end)
+        if self._planned[:2] == (start, end):
+            records = self._planned[2]
+        else:  # a replay after a restart, or a batch planned before a newer plan
+            with self.ledger.lock:
+                records = self.ledger.index.records(start + 1, end)
         if len(records) != end - start:
             raise StateError(
                 f"the source state in {self.opts.state_location} holds {len(records)} of the {end - start} files of "
@@ -167,6 +176,18 @@ class Controller:
         while (not self.intake.caught_up.is_set() and self.intake.alive or listing_pending()) \
                 and time.monotonic() < deadline:
             time.sleep(0.02)
+
+
+def _fresh_first(ledger: Ledger, allow_overwrites: bool, base: int, last: int, max_files: int | None) -> None:
+    """latestFirst: renumber pending files so the next batch holds the newest first (the planner says
+    which). Only files no plan has reached move: no offset Spark has logged changes meaning."""
+    fresh = ledger.take_fresh()  # not taken now, they are backlog at the next plan
+    if max_files is None or base != ledger.index.planned_end:
+        return
+    moves = planner.fresh_first(base, last, fresh, max_files)
+    ledger.index.move_files(moves, lambda f: dedup_key(f, allow_overwrites))
+    if moves:
+        log.info("s3-sqs latestFirst: %d fresh files go first", sum(1 for src, dst in moves if dst < src))
 
 
 def _log_batch(start: int, end: int, since: dict[str, int]) -> None:

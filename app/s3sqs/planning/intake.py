@@ -63,7 +63,7 @@ class Intake:
         polls, first = 1, True
         try:
             while not self.stopping.is_set():
-                room = planner.intake_room(self._pending(), self.opts.max_files_per_trigger)
+                room = planner.intake_room(self._pending(), self.opts.max_files_per_trigger, self.opts.latest_first)
                 if room == 0:
                     self.caught_up.set()
                     self.room.wait(1)
@@ -122,7 +122,7 @@ class Intake:
             r = planner.plan_round(bodies, self.ledger.index.seq_of, datetime.now(timezone.utc),
                                    o.max_file_age_seconds, o.path_glob_filter, o.allow_overwrites,
                                    o.keep_message_for_consumer_error)
-            self.ledger.record(r.new_files, r.counts)
+            self.ledger.record(r.new_files, r.counts, announced=True)
         for d in r.skipped:
             log.info("s3-sqs: skipping %s (%s)", d.file.uri, d.outcome)
         for m, fate, keep in zip(messages, r.fates, r.keep):

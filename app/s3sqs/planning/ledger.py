@@ -27,15 +27,20 @@ class Ledger:
         self.index, self.work_dir = open_index(self.snapshots)
         self.since_batch: Counter = Counter()  # what the intake did since the last planned batch, for its log line
         self.sealed = False  # set when the process is ending: the state belongs to the next run
+        self.fresh: list[int] = []  # seqs of the files announced since the last plan (latestFirst)
+        self.backfilling = False  # a listing or an inventory report is being recorded; published in snapshots
 
     def record(self, new_files: list[tuple[str, S3File]], counts: dict[str, int],
-               extra_meta: dict[str, bytes] | None = None) -> None:
-        """Number the new files, count what happened, and make the files durable before returning."""
+               extra_meta: dict[str, bytes] | None = None, announced: bool = False) -> None:
+        """Number the new files, count what happened, and make the files durable before returning.
+        `announced`: they came in messages, not from a listing (latestFirst takes those first)."""
         with self.lock:
             if self.sealed:
                 raise StateError("the source is stopping: nothing more is recorded (the next run records it)")
             if new_files or extra_meta:
-                self.index.add_files(new_files, counts, extra_meta)
+                numbered = self.index.add_files(new_files, counts, extra_meta)
+                if announced and self.opts.latest_first:
+                    self.fresh.extend(f.seq for f in numbered)
                 self.persist()
             else:
                 self.index.add_stats(counts)  # saved with the next snapshot
@@ -48,13 +53,27 @@ class Ledger:
             if not idx.dirty:
                 return
             idx.save_stats()
-            snap = self.snapshots.save(idx.db, self.work_dir, {**idx.counters(), "stats": idx.stats})
+            snap = self.snapshots.save(idx.db, self.work_dir, {**idx.counters(), "stats": idx.stats,
+                                                               "backfilling": self.backfilling})
             # Counted into the next snapshot: the cost of durability, for metrics.
             idx.note_stats({Stat.SNAPSHOTS: 1, Stat.SNAPSHOT_MS: int(snap.seconds * 1000),
                             Stat.SNAPSHOT_BYTES: snap.bytes_uploaded})
             idx.dirty = False
             log.debug("s3-sqs: state v%d saved (%d files tracked): %d files, %d bytes in %.3f s",
                       snap.version, idx.last_seq, snap.files_uploaded, snap.bytes_uploaded, snap.seconds)
+
+    def set_backfilling(self, on: bool) -> None:
+        """Published with the next snapshot, at once: --until-drained waits while a backfill runs."""
+        with self.lock:
+            if self.backfilling != on and not self.sealed:
+                self.backfilling = on
+                self.index.dirty = True
+                self.persist()
+
+    def take_fresh(self) -> list[int]:
+        with self.lock:
+            out, self.fresh = self.fresh, []
+            return out
 
     def take_since_batch(self) -> Counter:
         with self.lock:

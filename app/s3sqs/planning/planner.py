@@ -1,8 +1,9 @@
 """Pure decisions of the source, each with one owner here:
 
 - what becomes of each received message and of each file it announces (`plan_round`, `decide`);
-- how big a batch is (`batch_limit`, `batch_end`, `batch_full`) and how far the intake may receive ahead
-  (`intake_room`, `next_polls`, `poll_wait`, `polls_for`);
+- how big a batch is (`batch_limit`, `batch_end`, `batch_full`), which files go first with latestFirst
+  (`fresh_first`), and how far the intake may receive ahead (`intake_room`, `next_polls`, `poll_wait`,
+  `polls_for`);
 - when a listing is due (`backfill_due`) and when old state is forgotten (`trim_due`, `trim_cutoff_ms`);
 - how a batch's big files are split by byte range (`split_files`) and its files and pieces packed into
   Spark partitions (`pack`).
@@ -30,6 +31,7 @@ SQS_BATCH = 10                 # messages per ReceiveMessage / DeleteMessageBatc
 TRIM_INTERVAL_SECONDS = 300    # how often committed files older than maxFileAge are forgotten
 MAX_PENDING_FILES = 10_000     # files the intake may record ahead of planning, at most
 AHEAD_BATCHES = 2              # ... and no more than this many batches' worth
+ROUND_WAVES = 4                # a round of receives is at most this many waves of sqs.maxConcurrency each
 # What opening one more file in a task is worth, in bytes, when packing. Spark counts 4 MB for a task that
 # opens its files one by one; a task here opens several at once (reader.READ_THREADS).
 OPEN_COST_BYTES = 128 << 10
@@ -159,23 +161,57 @@ def batch_end(start: int, last_seq: int, limit: Limit, sizes: Iterable[int] = ()
     return start + max(n, 1)
 
 
+def backlog_share(max_files: int) -> int:
+    """With latestFirst, the places of a batch kept for the backlog while fresh files wait: a quarter, so
+    history drains even when fresh files alone would fill every batch."""
+    return max(1, max_files // 4)
+
+
+def fresh_first(base: int, last: int, fresh: Sequence[int], max_files: int) -> list[tuple[int, int]]:
+    """latestFirst: the moves (from seq, to seq) that put the next batch's files at (base, base + max_files].
+
+    Pending files are (base, last]; `fresh` are the seqs of files announced since the previous plan (a
+    listing's or an inventory's files never are: they are history). The batch takes the newest fresh files
+    first, up to all but `backlog_share` of its places, and fills the rest with the oldest of the others.
+    The batch's files outside that range trade places with the range's files outside the batch, which wait
+    further back: a file may wait, but none is skipped. Empty when every pending file fits in the batch,
+    or nothing is fresh."""
+    fresh = sorted(s for s in fresh if base < s <= last)
+    pending = last - base
+    if pending <= max_files or not fresh:
+        return []
+    take = min(len(fresh), max_files - min(pending - len(fresh), backlog_share(max_files)))
+    batch = set(fresh[len(fresh) - take:])
+    seq = base
+    while len(batch) < max_files:  # the oldest of the rest
+        seq += 1
+        batch.add(seq)
+    places = range(base + 1, base + max_files + 1)
+    coming, going = sorted(batch.difference(places)), [n for n in places if n not in batch]
+    return list(zip(coming, going)) + list(zip(going, coming))
+
+
 def batch_full(pending: int, max_files: int | None) -> bool:
     """Whether the files recorded and not planned yet make a whole batch."""
     return max_files is not None and pending >= max_files
 
 
-def intake_room(pending: int, max_files: int | None) -> int:
+def intake_room(pending: int, max_files: int | None, latest_first: bool = False) -> int:
     """How many more files the intake may record ahead of planning: a couple of batches, bounded, so a
-    backlog stays in the queue (where it is visible and alarmed on) rather than in the index."""
-    cap = MAX_PENDING_FILES if max_files is None else min(MAX_PENDING_FILES, AHEAD_BATCHES * max_files)
+    backlog stays in the queue (where it is visible and alarmed on) rather than in the index. With
+    latestFirst the bound alone: a fresh file behind a backlog must reach the index to be taken first (SQS
+    has no order to receive it by)."""
+    cap = MAX_PENDING_FILES if max_files is None or latest_first else min(MAX_PENDING_FILES, AHEAD_BATCHES * max_files)
     return max(0, cap - pending)
 
 
-def next_polls(polls: int, received: int, max_polls: int) -> int:
-    """Parallel receives for the next round: double while every receive comes back full, halve when the
-    queue runs dry. Each receive is billed, so a trickle costs one poll at a time, a backlog goes wide."""
+def next_polls(polls: int, received: int, max_concurrency: int) -> int:
+    """Receives for the next round: double while every receive comes back full, halve when the queue runs
+    dry. Each receive is billed, so a trickle costs one poll at a time; a backlog goes wide, up to
+    ROUND_WAVES times `max_concurrency` (that many run at once): a round's files are recorded with one
+    snapshot, which costs what many receives do, so a backlog drains in few, big rounds."""
     if received >= polls * SQS_BATCH:
-        return min(max_polls, polls * 2)
+        return min(max_concurrency * ROUND_WAVES, polls * 2)
     return max(1, polls // 2)
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 from collections import deque
-from typing import Iterator
+from typing import Callable, Iterator
 
 from rocksdict import Options, Rdict, WriteBatch
 
@@ -153,23 +153,53 @@ class FileIndex(IndexReader):
         self.last_seq, self.stats = seq, stats
         return out
 
-    def record_batch(self, start: int, end: int) -> None:
-        """Remember the batch that starts at `start`; a later plan for the same start replaces it."""
+    def record_batch(self, start: int, end: int, size: int | None = None) -> None:
+        """Remember the batch that starts at `start`; a later plan for the same start replaces it. `size`:
+        its bytes, when the caller has its records at hand."""
         if end > start and self.db.get(keys.batch(start)) != u64(end):
             self.db.put(keys.batch(start), u64(end))
             self.dirty = True
         if end > start:
-            self._remember_size(start, end)
+            self._remember_size(start, end, size)
         self.planned_end = max(self.planned_end, end)
 
-    def _remember_size(self, start: int, end: int) -> None:
-        """Keep the batch's bytes for the metrics; costs one read of its records, once per batch."""
+    def _remember_size(self, start: int, end: int, size: int | None) -> None:
+        """Keep the batch's bytes for the metrics (read from its records unless given), once per batch."""
         if any(b[:2] == (start, end) for b in self.recent_batches):
             return
-        size = sum(r.size or 0 for r in self.iter_records(start + 1, end))
+        if size is None:
+            size = sum(r.size or 0 for r in self.iter_records(start + 1, end))
         kept = [b for b in self.recent_batches if b[0] != start]  # a later plan for the same start replaces it
         self.recent_batches.clear()
         self.recent_batches.extend(kept + [(start, end, size)])
+
+    def move_files(self, moves: list[tuple[int, int]], dedup_key_of: Callable[[S3File], str]) -> None:
+        """Renumber pending files, (from seq, to seq) each, in one write: their records, dedup entries and
+        age entries move together. Only for files no plan has given Spark (latestFirst's reordering)."""
+        if not moves:
+            return
+        if min(min(m) for m in moves) <= self.planned_end:
+            raise StateError(f"cannot renumber files at or below offset {self.planned_end}: Spark may have them")
+        wb = WriteBatch(raw_mode=True)
+        moved = []
+        for src, dst in moves:
+            rec = self.record(src)
+            if rec is None:
+                raise StateError(f"the file at offset {src} is missing from the source state")
+            key = self.db.get(keys.age(rec.event_ms, src)) if rec.event_ms is not None else None
+            key = key.decode() if key is not None else dedup_key_of(rec)
+            if self.seq_of(key) != src:
+                raise StateError(f"the file at offset {src} ({rec.uri}) is not the one its dedup entry names")
+            if rec.event_ms is not None:
+                wb.delete(keys.age(rec.event_ms, src))  # every delete before any put: blocks may trade places
+            moved.append((key, rec.numbered(dst)))
+        for key, rec in moved:
+            wb.put(keys.seq(rec.seq), rec.to_json())
+            wb.put(keys.dedup(key), u64(rec.seq))
+            if rec.event_ms is not None:
+                wb.put(keys.age(rec.event_ms, rec.seq), key.encode())
+        self.db.write(wb)
+        self.dirty = True
 
     def set_committed(self, seq: int, now_ms: int, problems: list[dict] = ()) -> None:
         """Everything up to `seq` is in the sink; `problems` are the quarantine records of those batches."""

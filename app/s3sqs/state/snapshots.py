@@ -173,10 +173,11 @@ def private_copy(snapshots: Snapshots):
 
 
 def read_status(snapshots: Snapshots) -> dict:
-    """The newest durable version's counters (last_seq, committed_seq, planned_end), stats and the sizes of
-    its last planned batches ([start, end, bytes]); all zero before the first snapshot. Reads one small
+    """The newest durable version's counters (last_seq, committed_seq, planned_end), stats, the sizes of
+    its last planned batches ([start, end, bytes]) and whether a backfill was running; all zero before the
+    first snapshot. Reads one small
     file: safe and cheap while the source runs."""
     manifest = snapshots.newest_manifest() or {}
     return {"version": manifest.get("version", 0), **{k: manifest.get(k, 0) for k in
             ("last_seq", "committed_seq", "planned_end")}, "stats": manifest.get("stats", {}),
-            "recent_batches": manifest.get("recent_batches", [])}
+            "recent_batches": manifest.get("recent_batches", []), "backfilling": manifest.get("backfilling", False)}

@@ -1,0 +1,182 @@
+#!/usr/bin/env python3
+"""Benchmark: latestFirst while a backlog drains, against the same run without it.
+
+A backlog of --backlog small JSON files is announced before the query starts (S3 -> SNS -> SQS on the
+local stand-in); once the first batch has committed, one fresh file a second is uploaded for --seconds.
+`maxFilesPerTrigger` caps every batch, so the backlog takes many batches. A fresh file's latency is the
+time from its upload to the commit of the sink batch that holds its rows. The same run without
+latestFirst is the peer: there the fresh files wait behind the backlog. Both runs count every row, so a
+file lost or read twice fails the benchmark. Prints the fresh files' median and p95 latency, the trigger
+interval and the median batch time, the goal (two triggers plus one batch) and the ratio of the two runs.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "scripts"))
+from bench_latency import SPARKS, batch_commit_times, percentile  # noqa: E402
+
+SCHEMA = "id LONG, sent DOUBLE"
+FRESH_IDS = 1_000_000  # fresh files' ids start here; the backlog's are below
+
+
+def upload_backlog(endpoint: str, bucket: str, n: int) -> None:
+    import boto3
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+
+    def put(i: int) -> None:
+        s3.put_object(Bucket=bucket, Key=f"backlog/f-{i:06d}.json", Body=json.dumps({"id": i, "sent": 0}).encode())
+    with ThreadPoolExecutor(8) as pool:
+        for done, _ in enumerate(pool.map(put, range(n)), 1):
+            if done % 1000 == 0:
+                print(f"    backlog: {done}/{n} uploaded", file=sys.stderr, flush=True)
+
+
+def worker(latest_first: bool, work: Path, seconds: int, trigger: str, max_files: int, backlog: int,
+           endpoint: str, bucket: str, queue: str) -> dict:
+    import boto3
+    import pyarrow.parquet as pq
+    from pyspark.sql import SparkSession
+    sys.path.insert(0, str(ROOT / "app"))
+    from s3sqs.job.main import warm_python_workers
+    from s3sqs.planning.source import register
+
+    spark = (SparkSession.builder.master("local[2]").appName("latest-first")
+             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
+             .config("spark.log.level", "ERROR").getOrCreate())
+    register(spark)
+    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    df = (spark.readStream.format("s3-sqs").schema(SCHEMA)
+          .options(fileFormat="json", queueUrl=queue, endpointUrl=endpoint, queueRegion="us-east-1",
+                   stateLocation=str(work / "state"), maxFilesPerTrigger=str(max_files),
+                   latestFirst=str(latest_first).lower()).load())
+    warm_python_workers(spark)
+    q = (df.writeStream.format("parquet").option("path", str(work / "table"))
+         .option("checkpointLocation", str(work / "ck")).trigger(processingTime=trigger).start())
+    total = backlog + seconds
+    deadline = time.time() + 1800
+    while not any(p["numInputRows"] for p in q.recentProgress):  # the backlog's first batch is in
+        if q.exception() or time.time() > deadline:
+            raise SystemExit(f"the query failed or never started: {q.exception()}")
+        time.sleep(0.1)
+    sent: dict[int, float] = {}
+
+    def trickle():
+        for i in range(seconds):
+            body = json.dumps({"id": FRESH_IDS + i, "sent": time.time()}).encode()
+            s3.put_object(Bucket=bucket, Key=f"fresh/f-{i:04d}.json", Body=body)
+            sent[FRESH_IDS + i] = time.time()
+            time.sleep(max(0.0, 1.0 - (time.time() % 1.0)))
+    t = threading.Thread(target=trickle)
+    t.start()
+    t.join()
+    while sum(p["numInputRows"] for p in q.recentProgress) < total:
+        if q.exception() or time.time() > deadline:
+            raise SystemExit(f"not drained: {q.exception()}")
+        time.sleep(0.5)
+    time.sleep(1)
+    batch_ms = [p["durationMs"]["triggerExecution"] for p in q.recentProgress if p["numInputRows"]]
+    q.stop()
+    spark.stop()
+    latencies, ids = [], []
+    for name, committed in batch_commit_times(work / "table").items():
+        for row in pq.read_table(work / "table" / name).to_pylist():
+            ids.append(row["id"])
+            if row["id"] >= FRESH_IDS:
+                latencies.append(committed - sent[row["id"]])
+    expected = list(range(backlog)) + list(range(FRESH_IDS, FRESH_IDS + seconds))
+    if sorted(ids) != expected:
+        raise SystemExit(f"{len(ids)} rows for {total} files ({len(set(ids))} distinct): lost or read twice")
+    return {"median": statistics.median(latencies), "p95": percentile(latencies, 0.95),
+            "batch_s": statistics.median(batch_ms) / 1000, "batches": len(batch_ms), "rows": len(ids)}
+
+
+def seconds_of(trigger: str) -> float:
+    n, unit = trigger.split()
+    return float(n) * (60 if unit.startswith("minute") else 1)
+
+
+def main(argv=None) -> int:
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--backlog", type=int, default=5000, help="files announced before the query starts (5000)")
+    p.add_argument("--seconds", type=int, default=60, help="fresh files, one a second, during the drain (60)")
+    p.add_argument("--max-files", type=int, default=200, help="maxFilesPerTrigger (200)")
+    p.add_argument("--trigger", default="5 seconds", help="trigger interval (5 seconds)")
+    p.add_argument("--spark", default="4.0.2,4.3", help="which PySparks, in order (4.0.2,4.3)")
+    p.add_argument("--worker", choices=["on", "off"], help=argparse.SUPPRESS)
+    for name in ("--work", "--endpoint", "--bucket", "--queue"):
+        p.add_argument(name, help=argparse.SUPPRESS)
+    args = p.parse_args(argv)
+    if args.worker:
+        print(json.dumps(worker(args.worker == "on", Path(args.work), args.seconds, args.trigger, args.max_files,
+                                args.backlog, args.endpoint, args.bucket, args.queue)))
+        return 0
+    sparks = [s for s in args.spark.split(",") if s]
+    for s in sparks:
+        if s not in SPARKS or not SPARKS[s].exists():
+            p.error(f"--spark: {s!r} is not set up here; choose from {', '.join(SPARKS)}")
+    if args.backlog < args.max_files * 3 or args.seconds < 5 or args.max_files < 1:
+        p.error("--backlog must be at least three batches, --seconds at least 5, --max-files at least 1")
+
+    from devtools.local_aws import FAKE_ENV, start_moto_server, wire_consumer
+    os.environ.update(FAKE_ENV)
+    server = start_moto_server()
+    try:
+        print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; backlog "
+              f"{args.backlog} files, then 1 fresh file/s for {args.seconds} s; maxFilesPerTrigger {args.max_files}, "
+              f"trigger {args.trigger}", flush=True)
+        rows = []
+        for spark in sparks:
+            res = {}
+            for mode in ("on", "off"):
+                name = f"lf-{spark.replace('.', '')}-{mode}"
+                path = wire_consumer(server.endpoint_url, name)  # the stack's bucket -> SNS -> queue
+                upload_backlog(server.endpoint_url, path.bucket, args.backlog)
+                work = Path(tempfile.mkdtemp(prefix=f"{name}-"))
+                py = SPARKS[spark]
+                env = {**os.environ, "PYSPARK_PYTHON": str(py), "PYSPARK_DRIVER_PYTHON": str(py),
+                       "SPARK_LOCAL_IP": "127.0.0.1"}
+                try:
+                    r = subprocess.run([str(py), __file__, "--worker", mode, "--work", str(work), "--seconds",
+                                        str(args.seconds), "--trigger", args.trigger, "--max-files",
+                                        str(args.max_files), "--backlog", str(args.backlog), "--endpoint",
+                                        server.endpoint_url, "--bucket", path.bucket, "--queue", path.queue_url],
+                                       env=env, capture_output=True, text=True, timeout=2400)
+                    if r.returncode != 0:
+                        raise SystemExit(f"latestFirst {mode} failed:\n{r.stderr[-3000:]}")
+                    out = json.loads(r.stdout.strip().splitlines()[-1])
+                finally:
+                    shutil.rmtree(work, ignore_errors=True)
+                res[mode] = out
+                print(f"  Spark {spark:6s} latestFirst {mode:3s}: fresh files median {out['median']:6.1f} s, p95 "
+                      f"{out['p95']:6.1f} s; {out['batches']} batches of median {out['batch_s']:.1f} s; "
+                      f"{out['rows']} rows, each once", flush=True)
+            rows.append((spark, res))
+        trig = seconds_of(args.trigger)
+        print(f"\n{'Spark':6s} {'with (median/p95)':>18s} {'without':>16s} {'goal: 2 triggers + 1 batch':>28s} "
+              f"{'without/with':>13s}")
+        for spark, res in rows:
+            on, off = res["on"], res["off"]
+            goal = 2 * trig + on["batch_s"]
+            print(f"{spark:6s} {on['median']:7.1f} / {on['p95']:6.1f} s {off['median']:6.1f} / {off['p95']:6.1f} s "
+                  f"{goal:20.1f} s ({'met' if on['median'] <= goal else 'NOT met'}) {off['median'] / on['median']:9.1f}x")
+        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
+    finally:
+        server.stop()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
