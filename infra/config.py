@@ -18,6 +18,7 @@ from pydantic import (
 )
 from pydantic_core import InitErrorDetails, PydanticCustomError, PydanticUseDefault
 
+from s3sqs.config.clean import CleanSettings, CleanSettingsError, archive_overlap, parse_clean_settings
 from s3sqs.config.fields import one_line
 from s3sqs.core.names import did_you_mean
 
@@ -27,7 +28,8 @@ from infra.contract import (
 
 # Top-level context keys this module owns. Any other key must be CDK's own (below), so that a typo such as
 # `alarm` for `alarms` fails synth instead of silently leaving the defaults in place.
-CONTEXT_KEYS = ("sourceBucket", "eventFilter", "consumers", "crossAccountPrincipals", "kms", "emr", "alarms")
+CONTEXT_KEYS = ("sourceBucket", "eventFilter", "consumers", "crossAccountPrincipals", "kms", "emr", "alarms",
+                "sourceCleaning")
 # CDK's own context: feature flags (@aws-cdk/..., @aws-cdk-containers/...), what the CLI passes (aws:cdk:*, such
 # as aws:cdk:version-reporting), and older aws-cdk:* switches.
 CDK_CONTEXT_PREFIXES = ("@aws-cdk", "aws:cdk:", "aws-cdk:")
@@ -405,7 +407,7 @@ def _principal(value: Any, before: list, accounts: list[str]) -> str:
 
 
 class StackConfig(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
     # In the order they are checked: consumers need the event filter, principals the consumers.
     event_filter: EventFilterConfig = Field(alias="eventFilter")
@@ -415,6 +417,26 @@ class StackConfig(BaseModel):
     kms: KmsConfig = Field(default_factory=KmsConfig)
     emr: EmrConfig = Field(default_factory=EmrConfig)
     alarms: AlarmConfig = Field(default_factory=AlarmConfig)
+    # Off unless cdk.json says archive or delete: then one role of the stack may clean the source bucket.
+    source_cleaning: CleanSettings = Field(default_factory=CleanSettings, alias="sourceCleaning")
+
+    @field_validator("source_cleaning", mode="before")
+    @classmethod
+    def _cleaning(cls, raw: Any, info: ValidationInfo) -> CleanSettings:
+        """The same grammar as every surface of the three settings (s3sqs.config.clean); an archive in the
+        source bucket must lie outside what every consumer reads, or archived files would be read again."""
+        raw = _expect({} if raw is None else raw, dict)
+        try:
+            settings = parse_clean_settings(raw)
+        except CleanSettingsError as e:
+            raise _error_at((e.setting,), e.reason) from None
+        bucket, filters = info.data.get("source_bucket"), info.data.get("event_filter")
+        if settings.enabled and bucket is not None and bucket.imported and filters is not None:
+            prefixes = [c.prefix or filters.prefix for c in info.data.get("consumers", ())]
+            overlap = archive_overlap(settings, bucket.bucket_name, prefixes)
+            if overlap:
+                raise _error_at(("sourceArchiveLocation",), overlap)
+        return settings
 
     @field_validator("event_filter", "kms", "emr", "alarms", mode="before")
     @classmethod

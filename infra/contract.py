@@ -8,6 +8,9 @@ from __future__ import annotations
 
 import re
 
+from s3sqs.config.options import STATE_DIR as _STATE_DIR
+from s3sqs.state.markers import MARKER_DIR as _MARKER_DIR
+
 # Who may be granted: the rules cdk.json's consumers and onboard-account's flags both check.
 ACCOUNT_ID_RE = re.compile(r"^[0-9]{12}\Z")
 ORG_ID_RE = re.compile(r"^o-[a-z0-9]{10,32}\Z")
@@ -39,6 +42,21 @@ EMR_LOGS_PREFIX = "emr-logs/"
 
 def checkpoint_prefix(consumer: str) -> str:
     return f"{CHECKPOINTS_PREFIX}{consumer}/"
+
+
+# Where a consumer's job writes its commit markers (s3sqs.state.markers), below its checkpoint: the job's
+# source state, then the markers' folder. The stack's source cleaner reads them there, and nothing else of it.
+def commit_markers_prefix(consumer: str) -> str:
+    return f"{checkpoint_prefix(consumer)}{_STATE_DIR}/{_MARKER_DIR}/"
+
+
+def commit_markers_location(checkpoint_uri: str) -> str:
+    """The state location whose markers the cleaner reads, from a consumer's checkpointUri."""
+    return f"{checkpoint_uri.rstrip('/')}/{_STATE_DIR}"
+
+
+# Checkpoint bucket: what the source cleaner did, file by file, with the time (s3sqs.cleaning.journal).
+SOURCE_CLEANING_PREFIX = "source-cleaning/"
 
 
 def output_prefix(consumer: str) -> str:

@@ -487,6 +487,67 @@ class JobRole(Construct):
                                 reason)
 
 
+class SourceCleanerRole(Construct):
+    """The one role that may delete from the source bucket, made only when cdk.json's sourceCleaning is on.
+
+    `source-state clean` runs with it (a profile that assumes it): it reads every consumer's commit markers,
+    keeps its journal, copies into the archive and deletes what every consumer that reads it has committed.
+    Principals of the deploying account may assume it when their own IAM policy lets them.
+    """
+
+    def __init__(self, scope: Construct, id: str, *, source_bucket: s3.IBucket, read_patterns: Sequence[str],
+                 checkpoint_bucket: s3.IBucket, marker_prefixes: Sequence[str], journal_prefix: str,
+                 archive_bucket: str | None, archive_prefix: str, encryption_key: kms.IKey | None) -> None:
+        super().__init__(scope, id)
+        stack = Stack.of(self)
+        statements = [
+            iam.PolicyStatement(
+                sid="CleanSourceObjects",
+                actions=["s3:GetObject", "s3:GetObjectVersion", "s3:DeleteObject", "s3:DeleteObjectVersion"],
+                resources=[_object_arn(source_bucket, p) for p in dict.fromkeys(read_patterns)],
+            ),
+            iam.PolicyStatement(
+                sid="ReadCommitMarkers",
+                actions=["s3:GetObject"],
+                resources=[_object_arn(checkpoint_bucket, f"{p}*") for p in marker_prefixes],
+            ),
+            iam.PolicyStatement(
+                sid="KeepCleaningJournal",
+                actions=["s3:GetObject", "s3:PutObject"],
+                resources=[_object_arn(checkpoint_bucket, f"{journal_prefix}*")],
+            ),
+            iam.PolicyStatement(
+                sid="ListMarkersAndJournal",
+                actions=["s3:ListBucket"],
+                resources=[checkpoint_bucket.bucket_arn],
+                conditions={"StringLike": {"s3:prefix": [f"{p}*" for p in (*marker_prefixes, journal_prefix)]}},
+            ),
+        ]
+        if archive_bucket is not None:
+            statements.append(iam.PolicyStatement(
+                sid="WriteArchive",
+                # GetObject: the copy is checked (HEAD) before the source is deleted.
+                actions=["s3:PutObject", "s3:GetObject"],
+                resources=[f"arn:{Aws.PARTITION}:s3:::{archive_bucket}/{archive_prefix}*"],
+            ))
+        if encryption_key is not None:
+            statements.append(iam.PolicyStatement(sid="UseStackKey", actions=["kms:Decrypt", "kms:GenerateDataKey"],
+                                                  resources=[encryption_key.key_arn]))
+        self.role = iam.Role(
+            self, "Role",
+            description=f"The only role of {stack.stack_name} that may delete from the source bucket "
+                        "(source-state clean)",
+            assumed_by=iam.AccountRootPrincipal(),
+            inline_policies={"SourceCleaning": iam.PolicyDocument(statements=statements)},
+        )
+        for statement in statements:
+            reason = _WILDCARD_REASONS.get(statement.sid)
+            for resource in statement.resources:
+                if reason and "*" in nag_resource_text(self, resource):
+                    acknowledge(self.role, f"AwsSolutions-IAM5[Resource::{nag_resource_text(self, resource)}]",
+                                reason)
+
+
 # What pyiceberg's Glue catalog calls to create and commit a table. CreateDatabase too: it is called to
 # make sure the database exists (and answers AlreadyExists when it does).
 ICEBERG_GLUE_ACTIONS = ["glue:CreateDatabase", "glue:CreateTable", "glue:GetDatabase", "glue:GetTable",
@@ -516,6 +577,13 @@ _WILDCARD_REASONS = {
     "WriteJobLogs": "Log stream names are chosen per job run; limited to this consumer's own log group.",
     "UseIcebergGlueDatabase": "The job creates and commits its Iceberg tables by name; limited to the tables "
                               "of the consumer's own Glue database.",
+    "CleanSourceObjects": "The cleaner deletes committed files by key; limited to the prefixes (and notified "
+                          "suffix) the stack's consumers read.",
+    "ReadCommitMarkers": "Each consumer writes one marker object per commit; limited to the markers' folder "
+                         "below each consumer's checkpoint.",
+    "KeepCleaningJournal": "The cleaner writes one journal object per chunk of cleaned files; limited to its "
+                           "own journal prefix.",
+    "WriteArchive": "Archived files keep their keys below the archive prefix; limited to that prefix.",
 }
 
 

@@ -9,12 +9,12 @@ from constructs import Construct
 
 from infra.config import StackConfig
 from infra.contract import (
-    EMR_LOGS_PREFIX, alarm_name, checkpoint_prefix, dashboard_name, emr_logs_prefix, job_artifacts_prefix,
-    log_group_name, output_prefix,
+    EMR_LOGS_PREFIX, SOURCE_CLEANING_PREFIX, alarm_name, checkpoint_prefix, commit_markers_prefix, dashboard_name,
+    emr_logs_prefix, job_artifacts_prefix, log_group_name, output_prefix,
 )
 from infra.patterns import (
-    AlarmTopic, ConsumerMonitoring, ConsumerQueue, FanOutTopic, JobRole, SecureBucket, SparkApplication, acknowledge,
-    job_log_group, mark_policy_owned, reaches_alarm,
+    AlarmTopic, ConsumerMonitoring, ConsumerQueue, FanOutTopic, JobRole, SecureBucket, SourceCleanerRole, SparkApplication,
+    acknowledge, job_log_group, mark_policy_owned, reaches_alarm,
 )
 
 # How long superseded object versions are kept in the versioned buckets before they expire.
@@ -219,8 +219,27 @@ class StreamingStack(Stack):
             for statement in self.read_statements:
                 source.add_to_resource_policy(statement)
 
+        self.cleaner_role = self._source_cleaner() if cfg.source_cleaning.enabled else None
         self._outputs(consumers_out)
         self._acknowledge_notifications_handler()
+
+    def _source_cleaner(self) -> iam.Role:
+        """The one role that may delete from the source bucket, and the output `source-state clean` reads."""
+        cfg, cleaning = self.config, self.config.source_cleaning
+        role = SourceCleanerRole(
+            self, "SourceCleaner", source_bucket=self.source_bucket,
+            read_patterns=[cfg.read_pattern(c) for c in cfg.consumers], checkpoint_bucket=self.checkpoint_bucket,
+            marker_prefixes=[commit_markers_prefix(c.name) for c in cfg.consumers],
+            journal_prefix=SOURCE_CLEANING_PREFIX, archive_bucket=cleaning.archive_bucket,
+            archive_prefix=cleaning.archive_prefix, encryption_key=self.key,
+        ).role
+        published = {**cleaning.as_settings(), "roleArn": role.role_arn,
+                     "journalUri": self.checkpoint_bucket.s3_url_for_object(SOURCE_CLEANING_PREFIX),
+                     "eventFilter": {"prefix": cfg.event_filter.prefix, "suffix": cfg.event_filter.suffix}}
+        CfnOutput(self, "SourceCleaning", value=self.to_json_string(published),
+                  description="JSON: cleanSource, cleanSourceRetention, sourceArchiveLocation, roleArn (the one role "
+                              "that may delete source objects), journalUri, eventFilter; read by source-state clean")
+        return role
 
     def _acknowledge_notifications_handler(self) -> None:
         """CDK's own Lambda that writes the bucket notification configuration uses the basic execution role."""

@@ -24,6 +24,8 @@ ALLOWED = {
     "reading": {"core", "config.format_options", "state.quarantine", "state.schemas", "state.store"},
     "planning": {"core", "config", "state", "reading"},
     "sinks": {"core", "config"},
+    # The source cleaner runs on an operator's machine or a scheduled run, never in the stream's processes.
+    "cleaning": {"core", "config", "state"},
     "job": {"core", "config", "state", "planning", "sinks"},
 }
 MAX_CLASS_LINES = 150

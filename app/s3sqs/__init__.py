@@ -6,5 +6,6 @@ Packages by the process that runs them (README, "Layout"):
 - `planning`: the driver side, in Spark's streaming runner;
 - `state`: the durable file index and what reads it;
 - `reading`: the executors' Python workers;
-- `job`: the job's own process; `sinks`: where the job writes.
+- `job`: the job's own process; `sinks`: where the job writes;
+- `cleaning`: the source cleaner (`source-state clean`), outside the stream.
 """

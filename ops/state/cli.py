@@ -1,7 +1,9 @@
-"""The source-state command line: `summary`, `files` and `lookup` on a checkpoint's source state.
+"""The source-state command line: `summary`, `files` and `lookup` on a checkpoint's source state, and `clean`
+on the stack's source bucket.
 
-It only reads: the newest state version is copied into a private directory (as the job's own readers do),
-so it is safe while the job runs, and it never writes to the checkpoint.
+The first three only read: the newest state version is copied into a private directory (as the job's own
+readers do), so they are safe while the job runs, and never write to the checkpoint. `clean` reads every
+consumer's commit markers and, with --apply, archives or deletes what is due (s3sqs.cleaning).
 """
 from __future__ import annotations
 
@@ -13,11 +15,12 @@ from datetime import datetime, timezone
 from urllib.parse import urlparse
 
 from s3sqs.core.errors import StateError as IndexStateError
+from s3sqs.core.vocabulary import CleanStatus
 from s3sqs.job.flags import whole_number
 from s3sqs.state.view import STATUSES, StateViewError, open_state
 
 from ops import aws, cli
-from ops.state import SourceStateError, show
+from ops.state import SourceStateError, clean, show
 
 PROG = "source-state"
 
@@ -44,8 +47,9 @@ def parser() -> argparse.ArgumentParser:
     cli.add_debug_arg(common)
 
     p = cli.parser(PROG, "Show what a source's state holds: its files, their batches and what became of them. "
-                         "Read-only; safe while the job runs.")
-    sub = p.add_subparsers(dest="command", required=True, metavar="{summary,files,lookup}")
+                         "Read-only and safe while the job runs; `clean` archives or deletes source files only with "
+                         "--apply.")
+    sub = p.add_subparsers(dest="command", required=True, metavar="{summary,files,lookup,clean}")
     sub.add_parser("summary", parents=[common], allow_abbrev=False,
                    help="files by status, the last batch, the sink's commit, the source's counters, the state's size")
     f = sub.add_parser("files", parents=[common], allow_abbrev=False,
@@ -61,6 +65,18 @@ def parser() -> argparse.ArgumentParser:
     lk = sub.add_parser("lookup", parents=[common], allow_abbrev=False,
                         help="was this key seen, in which batch, and what became of it (exit 1 if never seen)")
     lk.add_argument("key", metavar="KEY", help="s3://bucket/key, or the key alone (any bucket)")
+
+    c = sub.add_parser("clean", allow_abbrev=False,
+                       help="each committed file's cleaning status and time; with --apply, archive or delete those "
+                            "every consumer that reads them has committed, once the retention has passed")
+    cli.add_stack_args(c, used_for="always: the consumers, the source bucket and sourceCleaning")
+    cli.add_aws_args(c)
+    cli.add_apply_args(c, act="archive or delete the files that are due")
+    c.add_argument("--status", type=cli.choice("a cleaning status", [s.value for s in CleanStatus], fold=str.lower),
+                   metavar="STATUS", help=f"only show files in this status: {', '.join(s.value for s in CleanStatus)}")
+    cli.add_limit_arg(c, what="files archived or deleted in this run")
+    c.add_argument("--json", action="store_true", help="one JSON object per file")
+    cli.add_debug_arg(c)
     return p
 
 
@@ -106,7 +122,37 @@ def _s3_factory(args):
     return get
 
 
+def _clean(args, out) -> int:
+    """Judge every committed file, and with --apply clean those that are due; one row per file, then a line."""
+    from s3sqs.cleaning.cleaner import Cleaner, ConsumerMarkers, summary
+    from s3sqs.state.store import open_store
+
+    outputs = cli.stack_outputs(args, needed_for="the stack's consumers and its sourceCleaning")
+    settings, published = clean.settings_of(outputs)
+    s3 = _s3_factory(args)
+    consumers = [ConsumerMarkers(c, open_store(where, s3)) for c, where in clean.consumers_of(
+        outputs, published["eventFilter"])]
+    cleaner = Cleaner(s3(), settings, outputs.get("SourceBucketName"), consumers, open_store(published["journalUri"], s3),
+                      progress=cli.say)
+    if not args.json:
+        print(clean.CLEAN_HEADER, file=out)
+
+    def show_row(row) -> None:
+        if args.status is None or row.status == args.status:
+            print(clean.row_json(row) if args.json else clean.row_line(row), file=out, flush=True)
+
+    counts = cleaner.run(args.apply, on_row=show_row, limit=args.limit)
+    total = sum(counts.values())
+    what = f"{settings.mode} after {settings.retention_text}" + (f" to {settings.archive_uri}" if settings.archive_uri
+                                                                  else "")
+    cli.say(f"source-state clean ({what}): {total:,} committed files: {summary(counts)}" +
+            ("" if args.apply else f"; a dry run: re-run with --apply to clean the {counts[CleanStatus.DUE]:,} due"))
+    return cli.NOT_DONE if counts[CleanStatus.FAILED] else 0
+
+
 def _command(args, out) -> int:
+    if args.command == "clean":
+        return _clean(args, out)
     state, checkpoint, quarantine = resolve(args)
     since = show.parse_since(args.since, datetime.now(timezone.utc)) if getattr(args, "since", None) else None
     try:
@@ -149,8 +195,9 @@ def _files(view, args, since: int | None, out) -> int:
 def main(argv: list[str] | None = None, out=None) -> int:
     args = cli.parse_args(parser(), argv)
     try:
-        return cli.run(PROG, lambda: _command(args, out or sys.stdout), debug=args.debug,
-                       interrupted="nothing was changed; the private copy of the state is removed")
+        interrupted = ("a file is either still in the source or cleaned; run it again to finish"
+                       if args.command == "clean" else "nothing was changed; the private copy of the state is removed")
+        return cli.run(PROG, lambda: _command(args, out or sys.stdout), debug=args.debug, interrupted=interrupted)
     except BrokenPipeError:  # `source-state files | head`: the reader has what it wanted
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

@@ -7,7 +7,7 @@ and fails on any finding not listed here, or on an entry here that no longer mat
 """
 from __future__ import annotations
 
-MANAGED_KEYS = ("default", "single-account")  # the checked contexts with kms.mode "managed"
+MANAGED_KEYS = ("default", "single-account", "source-cleaning")  # the checked contexts with kms.mode "managed"
 
 ACCEPTED: dict[str, tuple[tuple[str, ...], tuple[str, ...] | None, str]] = {
     # CDK's own singleton Lambda behind Custom::S3BucketNotifications; the stack has no other function.

@@ -38,9 +38,14 @@ SINGLE_ACCOUNT_CONTEXT = {"sourceBucket": {"mode": "new"},
                           "consumers": [{"name": "orders", "icebergGlueDatabase": "orders_lake"}],
                           "crossAccountPrincipals": []}
 
+# The source cleaner on: archive into another bucket, on cdk.json's two consumers (whose prefixes overlap).
+SOURCE_CLEANING_CONTEXT = {"sourceCleaning": {"cleanSource": "archive", "cleanSourceRetention": "7d",
+                                              "sourceArchiveLocation": "s3://acme-archive/landing/"}}
+
 # Every context the static checks (cdk-nag, cfn-lint, checkov) run on: overrides of cdk.json's context.
 CHECKED_CONTEXTS = {
     "default": {},
+    "source-cleaning": SOURCE_CLEANING_CONTEXT,
     "single-account": SINGLE_ACCOUNT_CONTEXT,
     "imported-bucket-customer-key": VARIANT_CONTEXT,
     "new-bucket-customer-key": NEW_BUCKET_CUSTOMER_KEY_CONTEXT,

@@ -29,7 +29,8 @@ def test_cdk_json_example_is_complete_and_valid(example):
     assert cfg.emr.release_label == DEFAULT_RELEASE_LABEL == "emr-spark-8.0.0"
     assert cfg.kms.mode == "managed"
     # Every setting is spelled out in the example, so the README can point at it.
-    for key in ("sourceBucket", "eventFilter", "consumers", "crossAccountPrincipals", "kms", "emr", "alarms"):
+    for key in ("sourceBucket", "eventFilter", "consumers", "crossAccountPrincipals", "kms", "emr", "alarms",
+                "sourceCleaning"):
         assert key in example
     assert set(example["consumers"][0]) == {"name", "accountId", "prefix", "maxReceiveCount",
                                            "visibilityTimeoutSeconds"}

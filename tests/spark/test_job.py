@@ -6,6 +6,8 @@ import pytest
 
 from devtools.local_spark import ROOT, job_command, job_env
 from devtools.committed import committed_rows
+from s3sqs.state import markers
+from s3sqs.state.store import LocalStore
 from tests.support.aws import bucket_to_queue
 from tests.support.spark import Job
 
@@ -42,6 +44,9 @@ def test_a_failed_batch_is_never_reported_as_drained_and_the_rerun_finishes_it(m
     assert sorted(committed_rows(out, ["id"])) == [(1,), (2,)]
     assert "[job] batch 0: 2 files, 2 rows" in (tmp_path / "run2.log").read_text() and "1 quarantined" in \
         (tmp_path / "run2.log").read_text()
+    # Its commit marker, for the source cleaner: the file read cleanly, not the one set aside.
+    (marker,) = markers.read_all(LocalStore(str(ck / "source-state")))
+    assert [(f.bucket, f.key) for f in marker.files] == [(w.bucket, "in/good.csv")]
 
     dry = subprocess.run(job_command(*args, "--option", "reprocessStartBatchId=0", "--option",
                                      "reprocessEndBatchId=0", "--option", "reprocessDryRun=true"),

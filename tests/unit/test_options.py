@@ -114,7 +114,7 @@ def test_auto_loader_names_this_source_shares_are_read_under_the_cloudfiles_pref
     ("badRecordsPath", "use quarantineLocation"),
     ("cloudFiles.useNotifications", "not needed: this source always reads S3 notifications"),
     ("ignoreMissingFiles", "always recorded as missing"),  # never "corrected" to includeExistingFiles
-    ("cloudFiles.cleanSource", "never moves or deletes input files"),
+    ("cloudFiles.cleanSource", "set once for the whole stack"),
     ("cloudFiles.somethingNew", "an Auto Loader option this source does not have; the ones it understands"),
 ])
 def test_auto_loader_options_named_differently_or_missing_say_so(key, message):

@@ -5,5 +5,6 @@ call; a wrong value is a one-line `UsageError` naming it and the fix. The schema
 - `fields`: the value grammar all surfaces share (booleans, ranges, durations, sizes, choices), on pydantic;
 - `options`: the source's options (`SourceOptions`);
 - `format_options`: each format's reader options, Spark's names and defaults (pure: the executors read it);
+- `clean`: the source cleaner's settings (cdk.json's sourceCleaning; refused as a query's options);
 - `ddl`: schema strings, parsed without Spark.
 """

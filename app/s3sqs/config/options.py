@@ -207,13 +207,24 @@ AUTO_LOADER_RENAMED = {
     "badRecordsPath": "quarantineLocation",
     "ignoreCorruptFiles": "onBadFile (quarantine, the default, sets a bad file aside and goes on)",
 }
+# Cleaning the source is the stack's, not a query's: one consumer that archived what it had read would take
+# files from the others (config/clean.py). These names point there.
+_STACK_CLEANING = ("set once for the whole stack: every consumer reads the same files, so one query must not move "
+                   "them. Put {name} in cdk.json's sourceCleaning, deploy, and run `source-state clean`; it "
+                   "cleans a file only once every consumer that reads it has committed it")
 AUTO_LOADER_UNSUPPORTED = {
     "cloudFiles.useNotifications": "not needed: this source always reads S3 notifications from its queue",
     "cloudFiles.useManagedFileEvents": "not supported: the files come from the stack's SQS queue",
     "cloudFiles.useIncrementalListing": "not supported: the source lists only for includeExistingFiles and "
                                         "backfillInterval, always in full",
     "cloudFiles.validateOptions": "not needed: every option is always validated when the query starts",
-    "cloudFiles.cleanSource": "not supported: the source never moves or deletes input files",
+    "cloudFiles.cleanSource": _STACK_CLEANING.format(name="cleanSource"),
+    "cloudFiles.cleanSource.retentionDuration": _STACK_CLEANING.format(name="cleanSourceRetention"),
+    "cloudFiles.cleanSource.moveDestination": _STACK_CLEANING.format(name="sourceArchiveLocation"),
+    "cleanSource": _STACK_CLEANING.format(name="cleanSource"),
+    "cleanSourceRetention": _STACK_CLEANING.format(name="cleanSourceRetention"),
+    "sourceArchiveLocation": _STACK_CLEANING.format(name="sourceArchiveLocation"),
+    "sourceArchiveDir": _STACK_CLEANING.format(name="sourceArchiveLocation"),
     "cloudFiles.resourceTag": "not supported: the stack (cdk.json) creates and tags the queues",
     "cloudFiles.queueName": "not supported: give the queue's URL as queueUrl",
     "ignoreMissingFiles": "not needed: a file deleted before it is read is always recorded as missing (source-state "

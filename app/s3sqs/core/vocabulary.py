@@ -70,6 +70,26 @@ class FileStatus(StrEnum):
     NEW_COLUMNS = "new_columns"  # read, but it has columns the schema lacks (not a problem: the file is in)
 
 
+class CleanSource(StrEnum):
+    """What the stack's source cleaner does with a file every consumer that reads it has committed."""
+    OFF = "off"
+    ARCHIVE = "archive"  # copy to sourceArchiveLocation, check the copy, then delete the original
+    DELETE = "delete"
+
+
+class CleanStatus(StrEnum):
+    """Where a committed file stands with the source cleaner (source-state clean)."""
+    WAITING = "waiting"          # a consumer whose filters match it has not committed it yet
+    RETENTION = "retention"      # every matching consumer has; the retention has not passed since the last
+    DUE = "due"                  # to be archived or deleted now
+    ARCHIVED = "archived"
+    DELETED = "deleted"
+    CHANGED = "changed"          # its eTag or size is not what the consumers committed: left alone
+    GONE = "gone"                # no longer in the source, and not cleaned by the cleaner
+    UNMATCHED = "unmatched"      # no consumer of the stack reads its key any more: left alone
+    FAILED = "failed"            # the copy or the delete failed this run; the next run tries again
+
+
 PROBLEM_STATUSES = (FileStatus.QUARANTINED, FileStatus.MISSING, FileStatus.MALFORMED_ROWS)
 
 

@@ -1,4 +1,5 @@
 """What the source does once batches are known to be in the sink: reads and logs their quarantine records,
+writes a commit marker of the files read cleanly (state/markers.py: what the stack's source cleaner reads),
 marks them committed in the index (with each problem file's record), and now and then forgets committed
 files older than maxFileAge. Spark's `commit` lags a batch behind, so the start offset of the next plan is
 the signal (controller.py)."""
@@ -10,8 +11,8 @@ import time
 from ..config.source_options import SourceOptions
 from ..core.counters import Stat
 from ..core.units import now_ms
-from ..core.vocabulary import FileStatus
-from ..state import quarantine
+from ..core.vocabulary import PROBLEM_STATUSES, FileStatus
+from ..state import markers, quarantine
 from ..state.store import open_store
 from . import planner
 from .ledger import Ledger
@@ -35,12 +36,22 @@ class Commits:
             records = quarantine.read_records(self.quarantine, end)
             problems.extend(records)
             self._log(end, records)
-        idx.set_committed(committed, now_ms(), problems)
+        at = now_ms()
+        self._mark(idx.committed_seq + 1, committed, at, problems)
+        idx.set_committed(committed, at, problems)
         if planner.trim_due(self._last_trim, time.monotonic()):
             self._last_trim = time.monotonic()
             n = idx.trim_older_than(planner.trim_cutoff_ms(now_ms(), self.opts.max_file_age_seconds))
             if n:
                 log.info("s3-sqs: forgot %d files older than maxFileAge", n)
+
+    def _mark(self, first: int, last: int, at: int, problems: list[dict]) -> None:
+        """The commit marker, before the index says committed: a run that dies in between writes it again."""
+        bad = {int(r["seq"]) for r in problems if r.get("status") in PROBLEM_STATUSES}
+        marker = markers.marker_of(first, last, at, (f for f in self.ledger.index.iter_records(first, last)
+                                                     if f.seq not in bad))
+        if marker is not None:
+            markers.write(self.ledger.snapshots.store, marker)
 
     def _log(self, end: int, records: list[dict]) -> None:
         if not records:

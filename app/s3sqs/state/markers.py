@@ -1,0 +1,79 @@
+"""Commit markers: what a consumer has committed, file by file, for the stack's source cleaner.
+
+Each time batches are known to be in the sink, the source writes one small object under
+`STATELOCATION/committed/` (in the stack: `checkpoints/<consumer>/source-state/committed/`): the files
+of those batches that were read cleanly, each with its bucket, key, eTag and size, and the commit time.
+The cleaner reads every consumer's markers, read-only, and nothing else of their state: a marker outlives
+the index's own trimming (maxFileAge), costs one PUT per commit, and needs no RocksDB to read.
+
+Writing the same range again (a run that died before its commit was recorded) writes the same name with a
+later time: the cleaner then waits longer, never less.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from ..core.files import S3File
+from .store import Store
+
+MARKER_DIR = "committed"
+VERSION = 1
+
+
+@dataclass(frozen=True)
+class CommittedFile:
+    bucket: str
+    key: str
+    etag: str | None
+    size: int | None
+
+    @staticmethod
+    def of(f: S3File) -> "CommittedFile":
+        return CommittedFile(f.bucket, f.key, f.etag, f.size)
+
+
+@dataclass(frozen=True)
+class Marker:
+    first: int          # the seqs (first, last) the commit covered
+    last: int
+    committed_ms: int
+    files: tuple[CommittedFile, ...]
+
+
+def marker_name(last: int) -> str:
+    return f"{MARKER_DIR}/{last:012d}.json"
+
+
+def encode(m: Marker) -> bytes:
+    return json.dumps({"v": VERSION, "first": m.first, "last": m.last, "committed_ms": m.committed_ms,
+                       "files": [[f.bucket, f.key, f.etag, f.size] for f in m.files]},
+                      separators=(",", ":")).encode()
+
+
+def decode(raw: bytes) -> Marker:
+    d = json.loads(raw)
+    if d.get("v") != VERSION:
+        raise ValueError(f"commit marker version {d.get('v')!r} is not {VERSION}")
+    return Marker(int(d["first"]), int(d["last"]), int(d["committed_ms"]),
+                  tuple(CommittedFile(b, k, e, s) for b, k, e, s in d["files"]))
+
+
+def marker_of(first: int, last: int, committed_ms: int, files: Iterable[S3File]) -> Marker | None:
+    """The marker of a commit: its S3 files (local files are never cleaned); None when it has none."""
+    kept = tuple(CommittedFile.of(f) for f in files if f.scheme == "s3")
+    return Marker(first, last, committed_ms, kept) if kept else None
+
+
+def write(store: Store, m: Marker) -> None:
+    store.put_bytes(encode(m), marker_name(m.last))
+
+
+def read_all(store: Store) -> Iterator[Marker]:
+    """Every marker under the store, oldest commit range first."""
+    for name in store.list(MARKER_DIR):
+        if name.endswith(".json"):
+            raw = store.get_bytes(name)
+            if raw is not None:  # gone between the listing and the read: nothing to learn from it
+                yield decode(raw)
