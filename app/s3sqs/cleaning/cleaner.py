@@ -60,10 +60,12 @@ class Cleaner:
         self.clock, self.progress, self.progress_seconds = clock, progress or (lambda _: None), progress_seconds
         self.workers = workers
 
-    def run(self, apply: bool, on_row: Callable[[Row], None] = lambda _: None, limit: int | None = None) -> Counter:
+    def run(self, apply: bool, on_row: Callable[[Row], None] = lambda _: None, limit: int | None = None,
+            until: float | None = None) -> Counter:
         """Judge every committed key (and act on those due, with `apply`, at most `limit` of them); returns the
         count of keys by status. Keys are judged `workers` at a time (each costs a few S3 calls), and their rows
-        come out in key order."""
+        come out in key order. `until` (time.monotonic()): no new page of keys is started after it, so a run
+        with a time limit (the scheduled cleaner) ends cleanly; the next run takes up the rest."""
         commits = self._commits()
         cleaned = self._cleaned()
         keys = sorted(commits)
@@ -77,6 +79,10 @@ class Cleaner:
         try:
             with ThreadPoolExecutor(self.workers, thread_name_prefix="clean") as pool:
                 for start in range(0, len(keys), PAGE):
+                    if until is not None and time.monotonic() >= until:
+                        self.progress(f"clean: out of time after {start:,} of {len(keys):,} committed files; the "
+                                      "next run takes up the rest")
+                        break
                     for row, record in pool.map(judge_one, keys[start:start + PAGE]):
                         counts[row.status] += 1
                         if record is not None:
