@@ -102,7 +102,9 @@ class Cleaner:
         finally:  # what was done is written down, even when a call fails part way
             journal.write(self.journal_store, run_id, chunk, done)
         if apply:  # only once the journal holds what was done: a kill before this reads more next time
-            progress.write(self.journal_store, self._next(start.journal, read, statuses))
+            after = self._next(start.journal, read, statuses)
+            if after != start:
+                progress.write(self.journal_store, after)
         return counts
 
     def _next(self, journal_start: str, read: history.History, statuses: dict) -> progress.Progress:
