@@ -6,6 +6,7 @@ import re
 import pytest
 
 from s3sqs.cleaning.actions import copy_problem
+from s3sqs.cleaning import progress
 from s3sqs.cleaning.progress import Mark, Seen, advance, after, journal_after, starts_over
 from s3sqs.cleaning.rule import Commit, Consumer, Head, by_markers, judge
 from s3sqs.config.clean import CleanSettingsError, archive_overlap, parse_clean_settings
@@ -13,6 +14,7 @@ from s3sqs.config.options import OptionError, parse_options
 from s3sqs.core.files import S3File
 from s3sqs.core.vocabulary import CleanSource, CleanStatus
 from s3sqs.state import markers
+from s3sqs.state.store import LocalStore
 
 DAY = 86_400_000
 NOW = 1_800_000_000_000
@@ -198,3 +200,24 @@ def test_the_journal_is_read_from_the_last_chunk_no_pending_key_is_in():
     assert journal_after("", chunks, {"b"}) == "c1"
     assert journal_after("c0", chunks, set()) == "c3"
     assert journal_after("c0", chunks, {"a"}) == "c0"
+
+
+def test_the_progress_reads_back_and_a_damaged_one_says_how_to_start_over(tmp_path):
+    store = LocalStore(str(tmp_path))
+    assert progress.read(store) == progress.Progress()
+    p = progress.Progress({"ingest": Mark("s3://ck/x", markers.marker_name(20), "t", 11, 20)}, "cleaned/c1.json")
+    progress.write(store, p)
+    assert progress.read(store) == p
+    store.put_bytes(b'{"v": 2}', progress.NAME)
+    with pytest.raises(progress.ProgressError, match=r"\(version 2 is not 1\): delete it, and the next run reads every"):
+        progress.read(store)
+
+
+def test_a_local_store_lists_from_a_name_with_a_tag_that_changes_when_a_file_is_written_again(tmp_path):
+    store = LocalStore(str(tmp_path))
+    for last in (3, 6, 9):
+        store.put_bytes(b"x", markers.marker_name(last))
+    listed = markers.listed(store, markers.marker_name(6))
+    assert [n for n, _ in listed] == [markers.marker_name(6), markers.marker_name(9)]
+    store.put_bytes(b"longer", markers.marker_name(6))
+    assert markers.listed(store, markers.marker_name(6))[0][1] != listed[0][1]

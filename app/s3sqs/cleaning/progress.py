@@ -23,7 +23,7 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Iterable
 
-from ..core.errors import S3SqsError
+from ..core.errors import UsageError
 from ..core.vocabulary import CleanStatus
 from ..state.store import Store
 
@@ -33,8 +33,8 @@ SETTLED = frozenset({CleanStatus.ARCHIVED, CleanStatus.DELETED, CleanStatus.GONE
                      CleanStatus.UNMATCHED})
 
 
-class ProgressError(S3SqsError):
-    """The cleaner's progress object cannot be read."""
+class ProgressError(UsageError):
+    """The cleaner's progress object cannot be read: the operator deletes it (the message says so)."""
 
 
 @dataclass(frozen=True)
