@@ -110,7 +110,9 @@ def test_a_consumer_whose_markers_are_gone_or_whose_seqs_start_over_is_read_from
     for i in range(3):  # commits of seqs 1-3, 4-6, 7-9: all cleaned, the watermark at 9
         commit_new(place, "ingest", [f"in/a{i}-{j}.csv" for j in range(3)], old, first=3 * i + 1)
     run(place)
-    assert mark_of(place).name == markers.marker_name(9)
+    assert run(place) == {} and mark_of(place).name == markers.marker_name(9)
+    assert progress.read(S3Store(f"s3://{place.ck}/source-cleaning", place.s3)).journal  # past the first run's
+    place.put("in/a0-0.csv", b"in/a0-0.csv")  # the same bytes again, not committed again: it must stay
 
     # Its state starts over in the same location, its old markers left there: seqs 1-4 (under the
     # watermark, never listed after it), then 5-10, which begins inside 7-9.
@@ -121,8 +123,8 @@ def test_a_consumer_whose_markers_are_gone_or_whose_seqs_start_over_is_read_from
     assert any("seqs started over (marker committed/000000000010.json covers seqs 5-10" in s for s in said)
     assert set(statuses) == {f"in/a{i}-{j}.csv" for i in range(3) for j in range(3)} | \
         {f"in/b{j}.csv" for j in range(4)} | {f"in/c{j}.csv" for j in range(6)}  # every marker read again
-    assert set(statuses.values()) == {CleanStatus.DELETED}
-    assert place.keys(place.src) == [] and mark_of(place).name == markers.marker_name(10)
+    assert set(statuses.values()) == {CleanStatus.DELETED}  # the old ones as the journal, read again, says
+    assert place.keys(place.src) == ["in/a0-0.csv"] and mark_of(place).name == markers.marker_name(10)
 
     # Its state is emptied, markers and all, and starts again from seq 1: the watermark's marker is gone.
     store = place.markers_of("ingest")
@@ -130,6 +132,7 @@ def test_a_consumer_whose_markers_are_gone_or_whose_seqs_start_over_is_read_from
     commit_new(place, "ingest", ["in/d.csv"], old, first=1)
     said = []
     assert run(place, said=said) == {"in/d.csv": CleanStatus.DELETED}
+    assert place.keys(place.src) == ["in/a0-0.csv"]
     assert any("marker committed/000000000010.json is gone or was written again" in s for s in said)
     assert mark_of(place).name == markers.marker_name(1)
 

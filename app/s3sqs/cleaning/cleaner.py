@@ -102,12 +102,12 @@ class Cleaner:
         finally:  # what was done is written down, even when a call fails part way
             journal.write(self.journal_store, run_id, chunk, done)
         if apply:  # only once the journal holds what was done: a kill before this reads more next time
-            after = self._next(start.journal, read, statuses)
+            after = self._next(read, statuses)
             if after != start:
                 progress.write(self.journal_store, after)
         return counts
 
-    def _next(self, journal_start: str, read: history.History, statuses: dict) -> progress.Progress:
+    def _next(self, read: history.History, statuses: dict) -> progress.Progress:
         """The progress after this run: each consumer's watermark past what is settled, and the journal's."""
         marks, pending = {}, set()
         for cm in self.consumers:
@@ -116,7 +116,7 @@ class Cleaner:
             if mark is not None:
                 marks[name] = mark
             pending.update(k for s in progress.after(mark, read.seen[name]) for k in s.keys)
-        return progress.Progress(marks, progress.journal_after(journal_start, read.chunks, pending))
+        return progress.Progress(marks, progress.journal_after(read.journal_from, read.chunks, pending))
 
     def _spend(self) -> bool:
         """One file's worth of --limit, if any is left."""

@@ -28,6 +28,7 @@ class History:
     starts: dict[str, Mark | None]               # consumer -> the watermark its markers were read after
     seen: dict[str, list[Seen]]                  # consumer -> the markers read, oldest first
     chunks: list[tuple[str, frozenset[str]]]     # the journal chunks read, oldest first, with their keys
+    journal_from: str = ""                       # the chunk they were read after ("": all)
 
 
 def location_of(store: Store) -> str:
@@ -37,13 +38,20 @@ def location_of(store: Store) -> str:
 def read(consumers: list[ConsumerMarkers], bucket: str, journal_store: Store, start: Progress,
          say: Callable[[str], None]) -> History:
     h = History(defaultdict(list), {}, {}, {}, [])
+    journal_from = start.journal
     for cm in consumers:
-        mark, seen, commits = _markers(cm, bucket, start.marks.get(cm.consumer.name), say)
+        was = start.marks.get(cm.consumer.name)
+        mark, seen, commits = _markers(cm, bucket, was, say)
+        if was is not None and mark is None:
+            # Its old markers are read again: so is the whole journal, so that what was cleaned after them
+            # is known as such, not judged again from the old commits alone.
+            journal_from = ""
         h.starts[cm.consumer.name], h.seen[cm.consumer.name] = mark, seen
         for key, cs in commits.items():
             h.commits[key].extend(cs)
     cleaned: dict[str, list[journal.Cleaned]] = defaultdict(list)
-    for name, records in journal.read_after(journal_store, start.journal):
+    h.journal_from = journal_from
+    for name, records in journal.read_after(journal_store, journal_from):
         mine = [c for c in records if c.bucket == bucket]
         h.chunks.append((name, frozenset(c.key for c in mine)))
         for c in mine:
