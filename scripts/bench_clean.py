@@ -4,9 +4,9 @@ of this checkout and with that of another git ref (default `main`), on the same 
 
 200 commit markers of 50 files of one consumer (retention 1d, delete): markers 1-150 committed 40 days ago
 and long cleaned (the journal says so), marker 151 committed 2 days ago with 10 files still in the source
-(due) and 40 cleaned, markers 152-200 committed an hour ago (2,450 files in their retention). Two runs
-that apply are measured: the first, then the next one with nothing new. Every HTTP request the cleaner's
-client sends is counted (a botocore `before-send` hook), by operation.
+(due) and 40 cleaned, markers 152-200 committed an hour ago (2,450 files in their retention). Three runs
+that apply are measured: the first, the next one with nothing new, and one after a new commit of 50 files.
+Every HTTP request the cleaner's client sends is counted (a botocore `before-send` hook), by operation.
 
     PYTHONPATH=app:. .venv/bin/python scripts/bench_clean.py [--before-ref main]
 """
@@ -63,8 +63,23 @@ def history(s3, endpoint: str) -> dict:
     return {"src": src, "ck": ck, "endpoint": endpoint}
 
 
+def new_marker(s3, where: dict) -> None:
+    """A commit of 50 new files, now."""
+    from s3sqs.core.files import S3File
+    from s3sqs.state import markers
+    from s3sqs.state.store import S3Store
+
+    keys = [f"in/new-{i:02d}.csv" for i in range(PER_MARKER)]
+    for k in keys:
+        s3.put_object(Bucket=where["src"], Key=k, Body=b"")
+    first = MARKERS * PER_MARKER + 1
+    files = [S3File(where["src"], k, 0, "d41d8cd98f00b204e9800998ecf8427e", seq=first + i) for i, k in enumerate(keys)]
+    markers.write(S3Store(f"s3://{where['ck']}/checkpoints/ingest/source-state", s3),
+                  markers.marker_of(first, first + PER_MARKER - 1, int(time.time() * 1000), files))
+
+
 def measure(where: dict) -> list[dict]:
-    """The two runs, with the cleaner on this process's path."""
+    """The runs, with the cleaner on this process's path."""
     import boto3
 
     from s3sqs.cleaning.cleaner import Cleaner, ConsumerMarkers
@@ -77,7 +92,9 @@ def measure(where: dict) -> list[dict]:
     s3.meta.events.register("before-send.s3", lambda event_name, **_: calls.update([event_name.rsplit(".", 1)[-1]]))
     settings = parse_clean_settings({"cleanSource": "delete", "cleanSourceRetention": "1d"})
     out = []
-    for name in ("first run", "next run, nothing new"):
+    for name in ("first run", "next run, nothing new", "next run, 1 new marker of 50"):
+        if name.endswith("of 50"):
+            new_marker(s3, where)
         cleaner = Cleaner(s3, settings, where["src"],
                           [ConsumerMarkers(Consumer("ingest", "in/"), S3Store(f"s3://{where['ck']}/checkpoints/ingest/"
                                                                                 "source-state", s3))],
@@ -128,7 +145,7 @@ def main(argv=None) -> int:
     for code, runs in results.items():
         for r in runs:
             ops = ", ".join(f"{op} {n:,}" for op, n in r["by_operation"].items())
-            print(f"{code:<22} {r['run']:<24} {r['requests']:>6,} requests {r['seconds']:>6.2f} s  ({ops})")
+            print(f"{code:<22} {r['run']:<30} {r['requests']:>6,} requests {r['seconds']:>6.2f} s  ({ops})")
     return 0
 
 
