@@ -406,6 +406,33 @@ def _principal(value: Any, before: list, accounts: list[str]) -> str:
     return value
 
 
+SCHEDULE = "schedule"
+DEFAULT_CLEANING_SCHEDULE = "rate(1 day)"
+_RATE_RE = re.compile(r"rate\((\d+) (minute|minutes|hour|hours|day|days)\)")
+_CRON_RE = re.compile(r"cron\(\S+( \S+){5}\)")
+
+
+def cleaning_schedule(raw: Any) -> str | None:
+    """`sourceCleaning.schedule`: an EventBridge schedule expression for the stack's cleaner function (default
+    daily), or "manual" for none (run `source-state clean --apply` yourself)."""
+    if raw is None:
+        return DEFAULT_CLEANING_SCHEDULE
+    text = str(raw).strip()
+    if text == "manual":
+        return None
+    rate = _RATE_RE.fullmatch(text)
+    if rate:
+        n, unit = int(rate.group(1)), rate.group(2)
+        if n < 1 or (n == 1) == unit.endswith("s") or (unit.startswith("minute") and n < 15):
+            raise ValueError(f"{text!r} is not allowed; allowed: rate(1 day), rate(2 days), rate(6 hours), at least "
+                             "rate(15 minutes) (EventBridge wants the singular unit for 1, the plural above)")
+        return text
+    if _CRON_RE.fullmatch(text):
+        return text
+    raise ValueError(f"{text!r} is not a schedule; allowed: an EventBridge expression such as rate(1 day) or "
+                     "cron(0 3 * * ? *), or manual (the stack schedules nothing; run source-state clean --apply)")
+
+
 class StackConfig(BaseModel):
     model_config = ConfigDict(frozen=True, arbitrary_types_allowed=True)
 
@@ -419,6 +446,20 @@ class StackConfig(BaseModel):
     alarms: AlarmConfig = Field(default_factory=AlarmConfig)
     # Off unless cdk.json says archive or delete: then one role of the stack may clean the source bucket.
     source_cleaning: CleanSettings = Field(default_factory=CleanSettings, alias="sourceCleaning")
+    # When the stack's function runs the cleaner (sourceCleaning.schedule, checked with the section above).
+    cleaning_schedule: str | None = Field(DEFAULT_CLEANING_SCHEDULE, alias="sourceCleaningSchedule")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _schedule_of_cleaning(cls, values: Any) -> Any:
+        if isinstance(values, dict) and isinstance(values.get("sourceCleaning"), dict):
+            values = {**values, "sourceCleaningSchedule": values["sourceCleaning"].get(SCHEDULE)}
+        return values
+
+    @field_validator("cleaning_schedule", mode="before")
+    @classmethod
+    def _cleaning_schedule(cls, raw: Any) -> str | None:
+        return cleaning_schedule(raw)
 
     @field_validator("source_cleaning", mode="before")
     @classmethod
@@ -426,6 +467,11 @@ class StackConfig(BaseModel):
         """The same grammar as every surface of the three settings (s3sqs.config.clean); an archive in the
         source bucket must lie outside what every consumer reads, or archived files would be read again."""
         raw = _expect({} if raw is None else raw, dict)
+        try:
+            cleaning_schedule(raw.get(SCHEDULE))
+        except ValueError as e:
+            raise _error_at((SCHEDULE,), str(e)) from None
+        raw = {k: v for k, v in raw.items() if k != SCHEDULE}
         try:
             settings = parse_clean_settings(raw)
         except CleanSettingsError as e:

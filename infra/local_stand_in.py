@@ -27,6 +27,10 @@ How each resource type in the template is handled:
   topic's e-mail subscriptions too: moto sends no mail). One
   deliberate translation: moto URL-encodes "/" in event keys ("a/b" arrives as "a%2Fb"), real S3 does
   not, so key-prefix filter values are encoded the same way here to keep the template's routing.
+- AWS::Events::Rule (the source cleaner's schedule): created with its schedule and targets; nothing runs.
+  The scheduled cleaner's Lambda function is skipped like CDK's handler (its name and ARN resolve, for its
+  alarm and its rule; its invoke permission is skipped with it), and its role, SourceCleanerRole, is
+  created: source-state clean uses it too.
 - AWS::EMRServerless::Application: created with its properties. moto 5.2.5 rejects release labels not
   shaped like "emr-7.1.0", so when it refuses the template's label (emr-spark-8.0.0) the application is
   created with MOTO_RELEASE_LABEL and tagged `releaseLabel=<the template's label>`. Job runs succeed at
@@ -159,7 +163,7 @@ class StandInError(RuntimeError):
 _NO_VALUE = object()
 _PSEUDO = ("AWS::AccountId", "AWS::Region", "AWS::Partition", "AWS::URLSuffix", "AWS::StackName", "AWS::StackId",
            "AWS::NoValue")
-_SKIPPED_TYPES = {"AWS::Lambda::Function", "AWS::CDK::Metadata"}
+_SKIPPED_TYPES = {"AWS::Lambda::Function", "AWS::Lambda::Permission", "AWS::CDK::Metadata"}
 
 
 def _short(name: str, limit: int) -> str:
@@ -211,6 +215,7 @@ class _Deployer:
             "AWS::CloudWatch::Alarm": self._alarm,
             "AWS::CloudWatch::Dashboard": self._dashboard,
             "AWS::EMRServerless::Application": self._emr_application,
+            "AWS::Events::Rule": self._events_rule,
         }
         for lid in self._creation_order():
             rtype = self.resources[lid]["Type"]
@@ -226,11 +231,12 @@ class _Deployer:
         }
 
     def _skipped(self) -> set[str]:
-        """The Lambda functions, and the IAM role and policies that exist only to serve them."""
+        """The Lambda functions, and the IAM role and policies that exist only to serve them (a role that
+        something else uses too, such as the source cleaner's, is created)."""
         skipped = {lid for lid, r in self.resources.items() if r["Type"] in _SKIPPED_TYPES}
         for lid in list(skipped):
             role = self.resources[lid].get("Properties", {}).get("Role")
-            if isinstance(role, dict) and "Fn::GetAtt" in role:
+            if isinstance(role, dict) and "Fn::GetAtt" in role and not self._used_elsewhere(role["Fn::GetAtt"][0]):
                 skipped.add(role["Fn::GetAtt"][0])
         for lid, r in self.resources.items():
             if r["Type"] == "AWS::IAM::Policy":
@@ -238,6 +244,12 @@ class _Deployer:
                 if roles and all(isinstance(x, dict) and x.get("Ref") in skipped for x in roles):
                     skipped.add(lid)
         return skipped
+
+    def _used_elsewhere(self, role: str) -> bool:
+        """Whether anything but Lambda functions and the policies attached to `role` refers to it."""
+        users = [r.get("Properties", {}) for r in self.resources.values() if r["Type"] not in _SKIPPED_TYPES
+                 and not (r["Type"] == "AWS::IAM::Policy" and {"Ref": role} in r.get("Properties", {}).get("Roles", []))]
+        return any(role in _references(p) for p in users + [self.template.get("Outputs", {})])
 
     def _creation_order(self) -> list[str]:
         deps: dict[str, set[str]] = {}
@@ -310,6 +322,10 @@ class _Deployer:
         return self._attr(name, "Ref")
 
     def _attr(self, lid: str, attr: str) -> str:
+        if lid in self.skipped and self.resources[lid]["Type"] == "AWS::Lambda::Function":
+            # Named as a deploy would, for what points at it (an alarm's dimension, a schedule's target).
+            name = _short(f"{self.prefix}{lid}", 64)
+            return name if attr == "Ref" else f"arn:aws:lambda:{self.region}:{self.account_id}:function:{name}"
         if lid in self.skipped:
             raise StandInError(f"{lid} is not created locally, so its {attr} cannot be resolved")
         try:
@@ -540,6 +556,16 @@ class _Deployer:
             kwargs["Threshold"] = float(kwargs["Threshold"])
         self.client("cloudwatch").put_metric_alarm(AlarmName=name, **kwargs)
         return {"Ref": name, "Arn": f"arn:aws:cloudwatch:{self.region}:{self.account_id}:alarm:{name}"}
+
+    def _events_rule(self, lid: str, props: dict) -> dict[str, str]:
+        p = self.resolve(props)
+        name = _short(f"{self.prefix}{lid}", 64)
+        events = self.client("events")
+        arn = events.put_rule(Name=name, **{k: p[k] for k in ("ScheduleExpression", "EventPattern", "State",
+                                                               "Description") if k in p})["RuleArn"]
+        if p.get("Targets"):
+            events.put_targets(Rule=name, Targets=p["Targets"])
+        return {"Ref": name, "Arn": arn}
 
     def _dashboard(self, lid: str, props: dict) -> dict[str, str]:
         p = self.resolve(props)

@@ -14,8 +14,11 @@ from aws_cdk import Acknowledgment, ArnFormat, Aws, Duration, RemovalPolicy, Sta
 from aws_cdk import aws_cloudwatch as cloudwatch
 from aws_cdk import aws_cloudwatch_actions as cloudwatch_actions
 from aws_cdk import aws_emrserverless as emrs
+from aws_cdk import aws_events as events
+from aws_cdk import aws_events_targets as events_targets
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
+from aws_cdk import aws_lambda as lambda_
 from aws_cdk import aws_logs as logs
 from aws_cdk import aws_s3 as s3
 from aws_cdk import aws_sns as sns
@@ -497,7 +500,8 @@ class SourceCleanerRole(Construct):
 
     def __init__(self, scope: Construct, id: str, *, source_bucket: s3.IBucket, read_patterns: Sequence[str],
                  checkpoint_bucket: s3.IBucket, marker_prefixes: Sequence[str], journal_prefix: str,
-                 archive_bucket: str | None, archive_prefix: str, encryption_key: kms.IKey | None) -> None:
+                 archive_bucket: str | None, archive_prefix: str, encryption_key: kms.IKey | None,
+                 scheduled: bool = False) -> None:
         super().__init__(scope, id)
         stack = Stack.of(self)
         statements = [
@@ -537,7 +541,9 @@ class SourceCleanerRole(Construct):
             self, "Role",
             description=f"The only role of {stack.stack_name} that may delete from the source bucket "
                         "(source-state clean)",
-            assumed_by=iam.AccountRootPrincipal(),
+            # The stack's scheduled function runs as this role too, when there is one (ScheduledCleaner).
+            assumed_by=iam.CompositePrincipal(iam.AccountRootPrincipal(), iam.ServicePrincipal("lambda.amazonaws.com"))
+            if scheduled else iam.AccountRootPrincipal(),
             inline_policies={"SourceCleaning": iam.PolicyDocument(statements=statements)},
         )
         for statement in statements:
@@ -546,6 +552,39 @@ class SourceCleanerRole(Construct):
                 if reason and "*" in nag_resource_text(self, resource):
                     acknowledge(self.role, f"AwsSolutions-IAM5[Resource::{nag_resource_text(self, resource)}]",
                                 reason)
+
+
+class ScheduledCleaner(Construct):
+    """The source cleaner on a schedule: a function that runs one cleaning run (s3sqs.cleaning.scheduled) as the
+    cleaner role, started by an EventBridge rule. One run at a time (reserved concurrency 1); a run stops a
+    minute before the function's 15-minute limit and the next takes up the rest. A failed run alarms."""
+
+    def __init__(self, scope: Construct, id: str, *, role: iam.Role, schedule: str, config: dict, code_dir: str,
+                 retention_days: int, encryption_key: kms.IKey | None, alarms: AlarmConfig,
+                 alarm_action: cloudwatch.IAlarmAction, alarm_name: str) -> None:
+        super().__init__(scope, id)
+        stack = Stack.of(self)
+        log_group = logs.LogGroup(self, "Logs", retention=logs.RetentionDays(_retention_enum(retention_days)),
+                                  encryption_key=encryption_key, removal_policy=RemovalPolicy.RETAIN)
+        self.function = lambda_.Function(
+            self, "Function",
+            description=f"Archives or deletes source files of {stack.stack_name} that every consumer has committed",
+            runtime=lambda_.Runtime.PYTHON_3_14, architecture=lambda_.Architecture.ARM_64,
+            handler="s3sqs.cleaning.scheduled.handler",
+            # The connector's own package: the cleaner needs only boto3 of what it imports, which Lambda has.
+            code=lambda_.Code.from_asset(code_dir, exclude=["**/__pycache__", "*.egg-info", "**/*.pyc"]),
+            role=role, timeout=Duration.minutes(15), memory_size=512, reserved_concurrent_executions=1,
+            environment={"S3SQS_CLEANER": stack.to_json_string(config)}, log_group=log_group,
+        )
+        log_group.grant_write(role)
+        events.Rule(self, "Schedule", description=f"Runs {stack.stack_name}'s source cleaner",
+                    schedule=events.Schedule.expression(schedule),
+                    targets=[events_targets.LambdaFunction(self.function, retry_attempts=2)])
+        self.failures = reaches_alarm(
+            self, "FailuresAlarm", alarms, alarm_action, name=alarm_name,
+            description="A scheduled run of the source cleaner failed: see the function's log group",
+            metric=self.function.metric_errors(period=Duration.seconds(alarms.period_seconds)), threshold=1,
+        )
 
 
 # What pyiceberg's Glue catalog calls to create and commit a table. CreateDatabase too: it is called to

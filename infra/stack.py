@@ -1,22 +1,29 @@
 """The stack: source bucket -> fan-out topic -> one queue per consumer -> EMR Serverless jobs."""
 from __future__ import annotations
 
+from pathlib import Path
+
 from aws_cdk import Aws, CfnOutput, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
 from constructs import Construct
 
+from s3sqs.cleaning import scheduled
+from s3sqs.cleaning.rule import Consumer
+
 from infra.config import StackConfig
 from infra.contract import (
-    EMR_LOGS_PREFIX, SOURCE_CLEANING_PREFIX, alarm_name, checkpoint_prefix, commit_markers_prefix, dashboard_name,
-    emr_logs_prefix, job_artifacts_prefix, log_group_name, output_prefix,
+    EMR_LOGS_PREFIX, SOURCE_CLEANING_PREFIX, alarm_name, checkpoint_prefix, commit_markers_location,
+    commit_markers_prefix, dashboard_name, emr_logs_prefix, job_artifacts_prefix, log_group_name, output_prefix,
 )
 from infra.patterns import (
-    AlarmTopic, ConsumerMonitoring, ConsumerQueue, FanOutTopic, JobRole, SecureBucket, SourceCleanerRole, SparkApplication,
-    acknowledge, job_log_group, mark_policy_owned, reaches_alarm,
+    AlarmTopic, ConsumerMonitoring, ConsumerQueue, FanOutTopic, JobRole, ScheduledCleaner, SecureBucket,
+    SourceCleanerRole, SparkApplication, acknowledge, job_log_group, mark_policy_owned, reaches_alarm,
 )
 
+# The connector's package, which the scheduled source cleaner runs from.
+APP_DIR = Path(__file__).resolve().parent.parent / "app"
 # How long superseded object versions are kept in the versioned buckets before they expire.
 NONCURRENT_VERSION_DAYS = 30
 
@@ -232,10 +239,23 @@ class StreamingStack(Stack):
             marker_prefixes=[commit_markers_prefix(c.name) for c in cfg.consumers],
             journal_prefix=SOURCE_CLEANING_PREFIX, archive_bucket=cleaning.archive_bucket,
             archive_prefix=cleaning.archive_prefix, encryption_key=self.key,
+            scheduled=cfg.cleaning_schedule is not None,
         ).role
-        published = {**cleaning.as_settings(), "roleArn": role.role_arn,
-                     "journalUri": self.checkpoint_bucket.s3_url_for_object(SOURCE_CLEANING_PREFIX),
+        journal = self.checkpoint_bucket.s3_url_for_object(SOURCE_CLEANING_PREFIX)
+        published = {**cleaning.as_settings(), "roleArn": role.role_arn, "journalUri": journal,
                      "eventFilter": {"prefix": cfg.event_filter.prefix, "suffix": cfg.event_filter.suffix}}
+        if cfg.cleaning_schedule is not None:
+            readers = [(Consumer(c.name, c.prefix or cfg.event_filter.prefix, cfg.event_filter.suffix),
+                        commit_markers_location(self.checkpoint_bucket.s3_url_for_object(checkpoint_prefix(c.name))))
+                       for c in cfg.consumers]
+            ScheduledCleaner(
+                self, "SourceCleanerSchedule", role=role, schedule=cfg.cleaning_schedule,
+                config=scheduled.config_json(cleaning, self.source_bucket.bucket_name, readers, journal),
+                code_dir=str(APP_DIR), retention_days=cfg.emr.log_retention_days, encryption_key=self.key,
+                alarms=cfg.alarms, alarm_action=self.alarm_topic.action,
+                alarm_name=alarm_name(self.stack_name, "source-cleaner-failures"),
+            )
+            published["schedule"] = cfg.cleaning_schedule
         CfnOutput(self, "SourceCleaning", value=self.to_json_string(published),
                   description="JSON: cleanSource, cleanSourceRetention, sourceArchiveLocation, roleArn (the one role "
                               "that may delete source objects), journalUri, eventFilter; read by source-state clean")

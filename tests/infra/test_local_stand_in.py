@@ -226,3 +226,22 @@ def test_a_resource_type_the_stand_in_does_not_know_fails_loudly(moto_endpoint):
     template = {"Resources": {"Table": {"Type": "AWS::DynamoDB::Table", "Properties": {}}}}
     with pytest.raises(StandInError, match="AWS::DynamoDB::Table"):
         deploy_to_moto(template, moto_endpoint)
+
+
+def test_source_cleaning_on_deploys_its_role_and_schedule_and_skips_only_the_function(moto_server, aws):
+    from tests.infra.conftest import SOURCE_CLEANING_CONTEXT
+    moto_server.reset()
+    try:
+        out = StackOutputs(STACK_NAME, deploy_to_moto(synth_template(SOURCE_CLEANING_CONTEXT),
+                                                      moto_server.endpoint_url))
+        published = json.loads(out.get("SourceCleaning"))
+        role = published["roleArn"].rsplit("/", 1)[-1]
+        assert aws("iam").get_role(RoleName=role)["Role"]["Arn"] == published["roleArn"]  # source-state clean's role
+        (rule,) = aws("events").list_rules()["Rules"]
+        assert rule["ScheduleExpression"] == "rate(1 day)" == published["schedule"]
+        (target,) = aws("events").list_targets_by_rule(Rule=rule["Name"])["Targets"]
+        assert ":function:" in target["Arn"]
+        alarms = aws("cloudwatch").describe_alarms(AlarmNamePrefix=f"{STACK_NAME}-source-cleaner")["MetricAlarms"]
+        assert [a["Dimensions"][0]["Value"] for a in alarms] == [target["Arn"].rsplit(":", 1)[-1]]
+    finally:
+        moto_server.reset()

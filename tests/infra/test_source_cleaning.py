@@ -44,8 +44,10 @@ def test_on_exactly_one_role_may_delete_and_only_what_the_consumers_read(cleanin
     tpl = cleaning_template
     role_lid, role = one(tpl, "AWS::IAM::Role", "SourceCleanerRole")
     assert source_deleters(tpl) == [role_lid]
+    # The account's principals (source-state clean) and the scheduled function (rate(1 day), the default).
     assert statements(role["Properties"]["AssumeRolePolicyDocument"])[0]["Principal"] == {"AWS": {"Fn::Join": [
-        "", ["arn:", {"Ref": "AWS::Partition"}, ":iam::", {"Ref": "AWS::AccountId"}, ":root"]]}}
+        "", ["arn:", {"Ref": "AWS::Partition"}, ":iam::", {"Ref": "AWS::AccountId"}, ":root"]]},
+        "Service": "lambda.amazonaws.com"}
     source = one(tpl, "AWS::S3::Bucket", "SourceBucket")[0]
     ckpt = one(tpl, "AWS::S3::Bucket", "CheckpointsBucket")[0]
     (policy,) = role["Properties"]["Policies"]
@@ -77,6 +79,54 @@ def test_on_the_stack_publishes_what_source_state_clean_reads(cleaning_template)
                  '"sourceArchiveLocation":"s3://acme-archive/landing/"', '/source-cleaning/"',
                  '"eventFilter":{"prefix":"","suffix":""}'):
         assert part in text, part
+
+
+def test_on_the_stack_runs_the_cleaner_daily_as_its_one_role_and_alarms_when_a_run_fails(cleaning_template):
+    tpl = cleaning_template
+    role = one(tpl, "AWS::IAM::Role", "SourceCleanerRole")[0]
+    fn_lid, fn = one(tpl, "AWS::Lambda::Function", "SourceCleanerScheduleFunction")
+    props = fn["Properties"]
+    assert props["Handler"] == "s3sqs.cleaning.scheduled.handler" and props["Role"] == {"Fn::GetAtt": [role, "Arn"]}
+    assert props["Timeout"] == 900 and props["ReservedConcurrentExecutions"] == 1
+    env = join_text(props["Environment"]["Variables"]["S3SQS_CLEANER"])
+    source, ckpt = one(tpl, "AWS::S3::Bucket", "SourceBucket")[0], one(tpl, "AWS::S3::Bucket", "CheckpointsBucket")[0]
+    for part in ('"settings":{"cleanSource":"archive","cleanSourceRetention":"7d",'
+                 '"sourceArchiveLocation":"s3://acme-archive/landing/"}', f'"sourceBucket":"<{source}>"',
+                 f'"journal":"s3://<{ckpt}>/source-cleaning/"',
+                 f'{{"name":"ingest","prefix":"","suffix":"","markers":"s3://<{ckpt}>/checkpoints/ingest/source-state"}}',
+                 '{"name":"analytics","prefix":"analytics/","suffix":"",'):
+        assert part in env, part
+    (rule,) = of_type(tpl, "AWS::Events::Rule").values()
+    assert rule["Properties"]["ScheduleExpression"] == "rate(1 day)"
+    assert rule["Properties"]["Targets"][0]["Arn"] == {"Fn::GetAtt": [fn_lid, "Arn"]}
+    alarms = [a["Properties"] for a in of_type(tpl, "AWS::CloudWatch::Alarm").values()
+              if a["Properties"].get("MetricName") == "Errors"]
+    assert [a["Dimensions"] for a in alarms] == [[{"Name": "FunctionName", "Value": {"Ref": fn_lid}}]]
+    assert '"schedule":"rate(1 day)"' in join_text(tpl["Outputs"]["SourceCleaning"]["Value"])
+
+
+def test_a_manual_schedule_defines_no_function_and_only_the_accounts_principals_may_assume_the_role():
+    from infra.local_stand_in import synth_template
+
+    tpl = synth_template({"sourceCleaning": {**SOURCE_CLEANING_CONTEXT["sourceCleaning"], "schedule": "manual"}})
+    assert [k for k in of_type(tpl, "AWS::Lambda::Function") if not k.startswith("BucketNotificationsHandler")] == []
+    assert not of_type(tpl, "AWS::Events::Rule")
+    role = one(tpl, "AWS::IAM::Role", "SourceCleanerRole")[1]
+    assert set(statements(role["Properties"]["AssumeRolePolicyDocument"])[0]["Principal"]) == {"AWS"}
+
+
+@pytest.mark.parametrize("schedule, message", [
+    ("rate(1 days)", "sourceCleaning.schedule: 'rate(1 days)' is not allowed; allowed: rate(1 day), rate(2 days)"),
+    ("rate(5 minutes)", "at least rate(15 minutes)"),
+    ("weekly", "sourceCleaning.schedule: 'weekly' is not a schedule; allowed: an EventBridge expression"),
+])
+def test_a_wrong_schedule_fails_synth_naming_it(schedule, message):
+    from infra.app import cdk_json_context
+
+    with pytest.raises(ConfigError) as e:
+        parse_config({**cdk_json_context(), "sourceCleaning": {**SOURCE_CLEANING_CONTEXT["sourceCleaning"],
+                                                              "schedule": schedule}})
+    assert message in str(e.value)
 
 
 @pytest.mark.parametrize("cleaning, message", [
