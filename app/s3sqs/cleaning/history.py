@@ -4,6 +4,7 @@ that is every marker and the whole journal."""
 from __future__ import annotations
 
 from collections import defaultdict
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
 
@@ -12,6 +13,8 @@ from ..state.store import S3Store, Store
 from . import journal
 from .progress import Mark, Progress, Seen, starts_over
 from .rule import Commit, Consumer
+
+READERS = 8  # markers read at once, each one small GET (botocore pools 10 connections)
 
 
 @dataclass(frozen=True)
@@ -73,8 +76,9 @@ def _markers(cm: ConsumerMarkers, bucket: str, mark: Mark | None, say):
             return _markers(cm, bucket, None, say)
         listed = listed[1:]
     seen, commits = [], defaultdict(list)
-    for marker_name, tag in listed:
-        m = markers.read(cm.store, marker_name)
+    with ThreadPoolExecutor(READERS, thread_name_prefix="markers") as pool:  # in name order, READERS at a time
+        read = list(pool.map(lambda n: markers.read(cm.store, n), [n for n, _ in listed]))
+    for (marker_name, tag), m in zip(listed, read):
         if m is None:
             continue
         keys = []
