@@ -2,8 +2,8 @@
 on the stack's source bucket.
 
 The first three only read: the newest state version is copied into a private directory (as the job's own
-readers do), so they are safe while the job runs, and never write to the checkpoint. `clean` reads every
-consumer's commit markers and, with --apply, archives or deletes what is due (s3sqs.cleaning).
+readers do), so they are safe while the job runs, and never write to the checkpoint. `clean` reads the
+consumers' commit markers and, with --apply, archives or deletes what is due (s3sqs.cleaning).
 """
 from __future__ import annotations
 
@@ -75,6 +75,10 @@ def parser() -> argparse.ArgumentParser:
     c.add_argument("--status", type=cli.choice("a cleaning status", [s.value for s in CleanStatus], fold=str.lower),
                    metavar="STATUS", help=f"only show files in this status: {', '.join(s.value for s in CleanStatus)}")
     cli.add_limit_arg(c, what="files archived or deleted in this run")
+    c.add_argument("--read", type=cli.choice("what to read", ["new", "all"], fold=str.lower), metavar="WHAT",
+                   help="new: only the commit markers and journal after the last --apply run's progress (the default "
+                        "with --apply); all: every marker and the whole journal, to list every committed file (the "
+                        "default without it)")
     c.add_argument("--json", action="store_true", help="one JSON object per file")
     cli.add_debug_arg(c)
     return p
@@ -141,7 +145,8 @@ def _clean(args, out) -> int:
         if args.status is None or row.status == args.status:
             print(clean.row_json(row) if args.json else clean.row_line(row), file=out, flush=True)
 
-    counts = cleaner.run(args.apply, on_row=show_row, limit=args.limit)
+    counts = cleaner.run(args.apply, on_row=show_row, limit=args.limit,
+                         resume=None if args.read is None else args.read == "new")
     total = sum(counts.values())
     what = f"{settings.mode} after {settings.retention_text}" + (f" to {settings.archive_uri}" if settings.archive_uri
                                                                   else "")

@@ -1,16 +1,20 @@
 """The source cleaner's pure parts: its settings (every surface's grammar), the fan-out rule, the check of an
-archive copy, and the commit markers' format. (On the moto server: tests/integration/test_source_cleaning.py.)"""
+archive copy, the commit markers' format, and the cleaner's progress (its watermarks). (On the moto server:
+tests/integration/test_source_cleaning.py and test_source_cleaning_progress.py.)"""
 import re
 
 import pytest
 
 from s3sqs.cleaning.actions import copy_problem
-from s3sqs.cleaning.rule import Commit, Consumer, Head, judge
+from s3sqs.cleaning import progress
+from s3sqs.cleaning.progress import Mark, Seen, advance, after, journal_after, starts_over
+from s3sqs.cleaning.rule import Commit, Consumer, Head, by_markers, judge
 from s3sqs.config.clean import CleanSettingsError, archive_overlap, parse_clean_settings
 from s3sqs.config.options import OptionError, parse_options
 from s3sqs.core.files import S3File
 from s3sqs.core.vocabulary import CleanSource, CleanStatus
 from s3sqs.state import markers
+from s3sqs.state.store import LocalStore
 
 DAY = 86_400_000
 NOW = 1_800_000_000_000
@@ -137,3 +141,83 @@ def test_a_marker_holds_the_committed_s3_files_and_reads_back():
     assert markers.decode(markers.encode(m)) == m
     assert markers.marker_name(3) == "committed/000000000003.json"
     assert markers.marker_of(1, 1, NOW, files[1:2]) is None
+
+
+# ---- the commits alone, before any request ----
+
+def test_the_commits_alone_say_waiting_retention_or_unmatched_and_only_due_needs_the_object():
+    commits = [commit("all", NOW - 40 * DAY), commit("orders", NOW - 10 * DAY)]
+    v = by_markers("in/orders/a.csv", [ALL, ORDERS], commits[:1], 30 * DAY, NOW)
+    assert (v.status, v.detail) == (CleanStatus.WAITING, "not yet committed by orders")
+    v = by_markers("in/orders/a.csv", [ALL, ORDERS], commits, 30 * DAY, NOW)
+    assert (v.status, v.at_ms) == (CleanStatus.RETENTION, NOW + 20 * DAY)
+    assert by_markers("in/orders/a.csv", [ALL, ORDERS], commits, 30 * DAY, NOW + 20 * DAY).status == CleanStatus.DUE
+    assert by_markers("elsewhere/x", [ALL, ORDERS], commits, DAY, NOW).status == CleanStatus.UNMATCHED
+
+
+def test_the_commits_alone_never_make_a_file_due_sooner_than_the_object_would():
+    """The newest commit of any eTag counts: an older commit of the object there cannot shorten the wait,
+    and a changed object is found when the key falls due."""
+    commits = [commit("all", NOW - 40 * DAY), commit("all", NOW - 5 * DAY, etag="other")]
+    assert judge("in/a", [ALL], commits, HEAD, 30 * DAY, NOW).status == CleanStatus.DUE
+    v = by_markers("in/a", [ALL], commits, 30 * DAY, NOW)
+    assert (v.status, v.at_ms) == (CleanStatus.RETENTION, NOW + 25 * DAY)
+    changed = [commit("all", NOW - 40 * DAY, etag="old")]
+    assert by_markers("in/a", [ALL], changed, 30 * DAY, NOW).status == CleanStatus.DUE
+    assert judge("in/a", [ALL], changed, HEAD, 30 * DAY, NOW).status == CleanStatus.CHANGED
+
+
+# ---- the cleaner's progress ----
+
+def seen(last: int, keys: str, first: int | None = None) -> Seen:
+    return Seen(markers.marker_name(last), f"tag{last}", first or last, last, frozenset(keys.split()))
+
+
+def test_a_watermark_passes_each_marker_whose_keys_are_all_settled_and_stops_at_the_first_that_is_not():
+    read = [seen(1, "a b"), seen(2, "c"), seen(3, "d e"), seen(4, "f")]
+    statuses = {"a": CleanStatus.ARCHIVED, "b": CleanStatus.GONE, "c": CleanStatus.CHANGED,
+                "d": CleanStatus.UNMATCHED, "e": CleanStatus.RETENTION, "f": CleanStatus.DELETED}
+    mark = advance("s3://ck/x", None, read, statuses)
+    assert (mark.name, mark.tag, mark.first, mark.last) == (markers.marker_name(2), "tag2", 2, 2)
+    assert [s.name for s in after(mark, read)] == [markers.marker_name(3), markers.marker_name(4)]
+    # waiting, due (not acted on: a dry run, --limit) and failed are not settled; nor is a key not judged
+    for status in (CleanStatus.WAITING, CleanStatus.DUE, CleanStatus.FAILED, None):
+        assert advance("s3://ck/x", None, read[:1], {"a": CleanStatus.ARCHIVED, "b": status}) is None
+    assert advance("s3://ck/x", mark, [], statuses) == mark
+
+
+def test_markers_that_start_over_or_overlap_an_earlier_range_send_the_cleaner_back_to_the_first():
+    mark = Mark("s3://ck/x", markers.marker_name(20), "t", 11, 20)
+    assert starts_over(mark, [seen(30, "a", first=21), seen(45, "b", first=40)]) is None  # a gap is fine
+    assert "inside those of" in starts_over(mark, [seen(35, "a", first=3)])
+    assert "inside those of" in starts_over(mark, [seen(30, "a", first=21), seen(31, "a", first=1)])
+    # the same commit written again over a longer range (a run that died before recording it) is not
+    assert starts_over(mark, [seen(30, "a", first=11)]) is None
+
+
+def test_the_journal_is_read_from_the_last_chunk_no_pending_key_is_in():
+    chunks = [("c1", frozenset({"a"})), ("c2", frozenset({"b"})), ("c3", frozenset({"c"}))]
+    assert journal_after("", chunks, {"b"}) == "c1"
+    assert journal_after("c0", chunks, set()) == "c3"
+    assert journal_after("c0", chunks, {"a"}) == "c0"
+
+
+def test_the_progress_reads_back_and_a_damaged_one_says_how_to_start_over(tmp_path):
+    store = LocalStore(str(tmp_path))
+    assert progress.read(store) == progress.Progress()
+    p = progress.Progress({"ingest": Mark("s3://ck/x", markers.marker_name(20), "t", 11, 20)}, "cleaned/c1.json")
+    progress.write(store, p)
+    assert progress.read(store) == p
+    store.put_bytes(b'{"v": 2}', progress.NAME)
+    with pytest.raises(progress.ProgressError, match=r"\(version 2 is not 1\): delete it, and the next run reads every"):
+        progress.read(store)
+
+
+def test_a_local_store_lists_from_a_name_with_a_tag_that_changes_when_a_file_is_written_again(tmp_path):
+    store = LocalStore(str(tmp_path))
+    for last in (3, 6, 9):
+        store.put_bytes(b"x", markers.marker_name(last))
+    listed = markers.listed(store, markers.marker_name(6))
+    assert [n for n, _ in listed] == [markers.marker_name(6), markers.marker_name(9)]
+    store.put_bytes(b"longer", markers.marker_name(6))
+    assert markers.listed(store, markers.marker_name(6))[0][1] != listed[0][1]

@@ -1,15 +1,18 @@
-"""One run of the source cleaner: read every consumer's commit markers (read-only), judge each committed key
+"""One run of the source cleaner: read the consumers' commit markers (read-only), judge each committed key
 by the fan-out rule (rule.py), and, when asked to act, archive or delete what is due (actions.py), writing
 down what was done (journal.py). Without `apply` nothing changes: the rows say what would be done.
 
-The candidates are only the keys some consumer committed: the cleaner never lists the source bucket.
+The candidates are only the keys some consumer committed: the cleaner never lists the source bucket. A key
+is looked at in the source (HEAD) only when its commits make it due. A run that applies starts from the
+progress of the last one (progress.py: each consumer's markers after its watermark, the journal's chunks
+still needed) and writes its own at the end; a dry run reads everything, to list every committed file.
 """
 from __future__ import annotations
 
 import threading
 import time
 import uuid
-from collections import Counter, defaultdict
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Callable
@@ -17,21 +20,17 @@ from typing import Callable
 from ..config.clean import ARCHIVE, CLEAN_SOURCE, CleanSettings, CleanSettingsError, archive_overlap
 from ..core.units import now_ms as wall_ms
 from ..core.vocabulary import CleanSource, CleanStatus
-from ..state import markers
 from ..state.store import Store
-from . import actions, journal
-from .rule import Commit, Consumer, Verdict, judge
+from . import actions, history, journal, progress
+from .history import ConsumerMarkers
+from .rule import Commit, Verdict, by_markers, judge
 
 JOURNAL_CHUNK = 100
 WORKERS = 8   # keys judged (and cleaned) at once: each costs a few S3 round trips
 PAGE = 512    # keys handed to the workers at a time, so a run of millions holds few futures
 
 
-@dataclass(frozen=True)
-class ConsumerMarkers:
-    """A consumer of the stack, and the store its commit markers are in (its state location)."""
-    consumer: Consumer
-    store: Store
+__all__ = ["Cleaner", "ConsumerMarkers", "Row", "summary"]
 
 
 @dataclass(frozen=True)
@@ -61,16 +60,20 @@ class Cleaner:
         self.workers = workers
 
     def run(self, apply: bool, on_row: Callable[[Row], None] = lambda _: None, limit: int | None = None,
-            until: float | None = None) -> Counter:
-        """Judge every committed key (and act on those due, with `apply`, at most `limit` of them); returns the
-        count of keys by status. Keys are judged `workers` at a time (each costs a few S3 calls), and their rows
-        come out in key order. `until` (time.monotonic()): no new page of keys is started after it, so a run
-        with a time limit (the scheduled cleaner) ends cleanly; the next run takes up the rest."""
-        commits = self._commits()
-        cleaned = self._cleaned()
+            until: float | None = None, *, resume: bool | None = None) -> Counter:
+        """Judge the committed keys (and act on those due, with `apply`, at most `limit` of them); returns the
+        count of keys by status. Keys are judged `workers` at a time, and their rows come out in key order.
+        `until` (time.monotonic()): no new page of keys is started after it, so a run with a time limit (the
+        scheduled cleaner) ends cleanly; the next run takes up the rest. `resume` (default: `apply`): start
+        from the progress of the last run that applied, rather than from every marker and the whole journal."""
+        start = progress.read(self.journal_store) if (apply if resume is None else resume) else progress.Progress()
+        read = history.read(self.consumers, self.bucket, self.journal_store, start, self.progress)
+        commits, cleaned = read.commits, read.cleaned
         keys = sorted(commits)
+        statuses: dict[str, CleanStatus] = {}
         counts: Counter = Counter()
-        run_id, chunk, done = f"{self.clock():013d}-{uuid.uuid4().hex[:8]}", 0, []
+        # a chunk's name starts with the wall time, so chunks list in the order they were written
+        run_id, chunk, done = f"{wall_ms():013d}-{uuid.uuid4().hex[:8]}", 0, []
         self._budget, self._lock = limit, threading.Lock()
         last_said = time.monotonic()
 
@@ -78,13 +81,14 @@ class Cleaner:
             return self._row(key, commits[key], cleaned.get(key, ()), apply)
         try:
             with ThreadPoolExecutor(self.workers, thread_name_prefix="clean") as pool:
-                for start in range(0, len(keys), PAGE):
+                for first in range(0, len(keys), PAGE):
                     if until is not None and time.monotonic() >= until:
-                        self.progress(f"clean: out of time after {start:,} of {len(keys):,} committed files; the "
+                        self.progress(f"clean: out of time after {first:,} of {len(keys):,} committed files; the "
                                       "next run takes up the rest")
                         break
-                    for row, record in pool.map(judge_one, keys[start:start + PAGE]):
+                    for row, record in pool.map(judge_one, keys[first:first + PAGE]):
                         counts[row.status] += 1
+                        statuses[row.key] = row.status
                         if record is not None:
                             done.append(record)
                         on_row(row)
@@ -97,7 +101,22 @@ class Cleaner:
                                           f"{summary(counts)}")
         finally:  # what was done is written down, even when a call fails part way
             journal.write(self.journal_store, run_id, chunk, done)
+        if apply:  # only once the journal holds what was done: a kill before this reads more next time
+            after = self._next(read, statuses)
+            if after != start:
+                progress.write(self.journal_store, after)
         return counts
+
+    def _next(self, read: history.History, statuses: dict) -> progress.Progress:
+        """The progress after this run: each consumer's watermark past what is settled, and the journal's."""
+        marks, pending = {}, set()
+        for cm in self.consumers:
+            name = cm.consumer.name
+            mark = progress.advance(history.location_of(cm.store), read.starts[name], read.seen[name], statuses)
+            if mark is not None:
+                marks[name] = mark
+            pending.update(k for s in progress.after(mark, read.seen[name]) for k in s.keys)
+        return progress.Progress(marks, progress.journal_after(read.journal_from, read.chunks, pending))
 
     def _spend(self) -> bool:
         """One file's worth of --limit, if any is left."""
@@ -116,9 +135,14 @@ class Cleaner:
         if past:
             c = past[-1]
             return Row(self.bucket, key, CleanStatus(c.action), _done(c.etag, c.archive_uri), c.at_ms, c.size), None
+        readers, now = [c.consumer for c in self.consumers], self.clock()
+        retention_ms = int(self.settings.retention_seconds * 1000)
+        v: Verdict = by_markers(key, readers, commits, retention_ms, now)
+        if v.status != CleanStatus.DUE:  # decided by the commits alone: no request
+            newest = max(commits, key=lambda c: c.committed_ms)
+            return Row(self.bucket, key, v.status, v.detail, v.at_ms, newest.size), None
         head = actions.head(self.s3, self.bucket, key)
-        v: Verdict = judge(key, [c.consumer for c in self.consumers], commits, head,
-                           int(self.settings.retention_seconds * 1000), self.clock())
+        v = judge(key, readers, commits, head, retention_ms, now)
         to = self._archive_uri(key)
         if v.status == CleanStatus.GONE and to:
             found = self._in_archive(key, commits)
@@ -145,25 +169,6 @@ class Cleaner:
         status = CleanStatus.ARCHIVED if to else CleanStatus.DELETED
         record = journal.Cleaned(self.bucket, key, head.etag.strip('"'), head.size, str(status), self.clock(), to)
         return Row(self.bucket, key, status, _done(record.etag, to), record.at_ms, head.size), record
-
-    def _commits(self) -> dict[str, list[Commit]]:
-        out: dict[str, list[Commit]] = defaultdict(list)
-        for cm in self.consumers:
-            n = 0
-            for m in markers.read_all(cm.store):
-                n += 1
-                for f in m.files:
-                    if f.bucket == self.bucket:
-                        out[f.key].append(Commit(cm.consumer.name, f.etag, f.size, m.committed_ms))
-            self.progress(f"clean: read {n:,} commit marker{'' if n == 1 else 's'} of consumer {cm.consumer.name}")
-        return out
-
-    def _cleaned(self) -> dict[str, tuple]:
-        out: dict[str, list] = defaultdict(list)
-        for c in journal.read_all(self.journal_store):
-            if c.bucket == self.bucket:
-                out[c.key].append(c)
-        return {k: tuple(sorted(v, key=lambda c: c.at_ms)) for k, v in out.items()}
 
     def _in_archive(self, key: str, commits: list[Commit]):
         """The archive's copy of a key, if it holds one of a committed size."""

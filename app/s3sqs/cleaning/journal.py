@@ -1,7 +1,8 @@
 """What the cleaner did, file by file, with the time: small JSON objects under the stack's journal location
 (`s3://<checkpoint bucket>/source-cleaning/`), one per chunk of cleaned files, written right after that chunk.
 `source-state clean` shows a cleaned file's status and time from here. A kill before a chunk is written
-loses only the times of that chunk: its files are then shown as gone from the source.
+loses only the times of that chunk: its files are then shown as gone from the source. Chunks are named by
+their run's start (wall clock), so the cleaner lists only those after the last one it no longer needs.
 """
 from __future__ import annotations
 
@@ -32,7 +33,14 @@ def write(store: Store, run_id: str, chunk: int, done: list[Cleaned]) -> None:
 
 
 def read_all(store: Store) -> Iterator[Cleaned]:
-    for name in store.list(DONE_DIR):
-        raw = store.get_bytes(name)
-        for d in json.loads(raw) if raw else ():
-            yield Cleaned(**d)
+    for _, records in read_after(store, ""):
+        yield from records
+
+
+def read_after(store: Store, after: str) -> Iterator[tuple[str, list[Cleaned]]]:
+    """(name, records) of each chunk named after `after` ("": every chunk), oldest run first: a chunk's name
+    starts with its run's start time."""
+    for name, _ in store.list_from(DONE_DIR, after):
+        if name > after:
+            raw = store.get_bytes(name)
+            yield name, [Cleaned(**d) for d in (json.loads(raw) if raw else ())]

@@ -4,6 +4,9 @@ A file may go only when every consumer whose filters match its key (its prefix, 
 it has none, and the notified suffix) has committed exactly the object that is there now (same eTag and
 size), and the retention has passed since the last of those commits. Anything else keeps it: a consumer
 that has not committed it, an object that changed since, a key no consumer reads any more.
+
+`by_markers` judges a key from the commits alone; only a key it finds due is looked at in the source
+(`judge`, with the object's HEAD), so a run costs no request for a key that waits or is in its retention.
 """
 from __future__ import annotations
 
@@ -55,6 +58,28 @@ def same_etag(a: str | None, b: str | None) -> bool:
 
 def matching(consumers: Iterable[Consumer], key: str) -> list[Consumer]:
     return [c for c in consumers if c.matches(key)]
+
+
+def by_markers(key: str, consumers: Iterable[Consumer], commits: Iterable[Commit], retention_ms: int,
+               now_ms: int) -> Verdict:
+    """What the commits alone say of `key`, before the object is looked at: UNMATCHED, WAITING (a matching
+    consumer has no commit of it), RETENTION (until the newest commit of any eTag by a matching consumer,
+    plus the retention) or DUE. Only a DUE key needs the object (`judge`): the newest commit of any eTag is
+    never older than the newest of the object there, so RETENTION here is never earlier than judge's, and a
+    changed object is found when its key falls due."""
+    readers = matching(consumers, key)
+    if not readers:
+        return Verdict(CleanStatus.UNMATCHED, "no consumer of the stack reads this key now: kept")
+    names = [c.name for c in readers]
+    mine = [c for c in commits if c.consumer in names]
+    missing = [n for n in names if not any(c.consumer == n for c in mine)]
+    if missing:
+        return Verdict(CleanStatus.WAITING, f"not yet committed by {', '.join(missing)}")
+    last = max(c.committed_ms for c in mine)
+    due = last + retention_ms
+    if now_ms < due:
+        return Verdict(CleanStatus.RETENTION, f"committed by {', '.join(names)}; retention until {iso(due)}", due)
+    return Verdict(CleanStatus.DUE, f"committed by {', '.join(names)}, last at {iso(last)}", due)
 
 
 def judge(key: str, consumers: Iterable[Consumer], commits: Iterable[Commit], head: Head | None,

@@ -7,7 +7,8 @@ The cleaner reads every consumer's markers, read-only, and nothing else of their
 the index's own trimming (maxFileAge), costs one PUT per commit, and needs no RocksDB to read.
 
 Writing the same range again (a run that died before its commit was recorded) writes the same name with a
-later time: the cleaner then waits longer, never less.
+later time: the cleaner then waits longer, never less. The names (the last seq, 12 digits) sort in commit
+order, so the cleaner lists only those after the last one it has settled (cleaning/progress.py).
 """
 from __future__ import annotations
 
@@ -68,6 +69,18 @@ def marker_of(first: int, last: int, committed_ms: int, files: Iterable[S3File])
 
 def write(store: Store, m: Marker) -> None:
     store.put_bytes(encode(m), marker_name(m.last))
+
+
+def listed(store: Store, start: str = "") -> list[tuple[str, str]]:
+    """(name, tag) of the markers named `start` (a marker_name) or later, oldest commit range first; the tag
+    (the object's eTag) changes when a marker is written again. Names before `start` cost nothing."""
+    return [(n, t) for n, t in store.list_from(MARKER_DIR, start) if n.endswith(".json")]
+
+
+def read(store: Store, name: str) -> Marker | None:
+    """One marker, or None when it is gone (between a listing and the read: nothing to learn from it)."""
+    raw = store.get_bytes(name)
+    return decode(raw) if raw is not None else None
 
 
 def read_all(store: Store) -> Iterator[Marker]:

@@ -16,6 +16,7 @@ class Store:
     def get_file(self, name: str, local: Path) -> None: ...
     def get_bytes(self, name: str) -> bytes | None: ...
     def list(self, prefix: str) -> list[str]: ...
+    def list_from(self, prefix: str, start: str) -> list[tuple[str, str]]: ...
     def delete(self, names: list[str]) -> None: ...
 
 
@@ -62,6 +63,16 @@ class LocalStore(Store):
         return sorted(p.relative_to(self.root).as_posix() for p in base.rglob("*")
                       if p.is_file() and not p.name.endswith(".tmp"))
 
+    def list_from(self, prefix: str, start: str) -> list[tuple[str, str]]:
+        """(name, tag) of every file below prefix whose name is `start` or after it; the tag changes when the
+        file is written again (size and modification time here, the eTag on S3)."""
+        out = []
+        for name in self.list(prefix):
+            if name >= start:
+                st = self._path(name).stat()
+                out.append((name, f"{st.st_size}-{st.st_mtime_ns}"))
+        return out
+
     def delete(self, names: list[str]) -> None:
         for n in names:
             path = self._path(n)
@@ -102,6 +113,17 @@ class S3Store(Store):
         for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=start):
             names.extend(o["Key"][strip:] for o in page.get("Contents", []))
         return sorted(names)
+
+    def list_from(self, prefix: str, start: str) -> list[tuple[str, str]]:
+        """(name, eTag) of every object below prefix whose name is `start` or after it: S3 lists from there
+        (StartAfter), so the names before it cost nothing."""
+        base = self._key(prefix.rstrip("/") + "/")
+        strip = len(self._key(""))
+        kwargs = {"StartAfter": self._key(start)[:-1]} if start else {}  # just before `start`: it is listed too
+        out = []
+        for page in self.client.get_paginator("list_objects_v2").paginate(Bucket=self.bucket, Prefix=base, **kwargs):
+            out.extend((o["Key"][strip:], o["ETag"].strip('"')) for o in page.get("Contents", []))
+        return sorted(x for x in out if x[0] >= start)
 
     def delete(self, names: list[str]) -> None:
         for i in range(0, len(names), 1000):
