@@ -15,14 +15,16 @@ from ..core.vocabulary import PROBLEM_STATUSES, FileStatus
 from ..state import markers, quarantine
 from ..state.store import open_store
 from . import planner
+from .batch_files import BatchFiles
 from .ledger import Ledger
 
 log = logging.getLogger("s3sqs")
 
 
 class Commits:
-    def __init__(self, opts: SourceOptions, ledger: Ledger):
+    def __init__(self, opts: SourceOptions, ledger: Ledger, batch_files: BatchFiles | None = None):
         self.opts, self.ledger = opts, ledger
+        self.batch_files = batch_files or BatchFiles()
         self.quarantine = open_store(opts.quarantine_location, ledger.s3)
         self._last_trim: float | None = None
 
@@ -48,10 +50,13 @@ class Commits:
     def _mark(self, first: int, last: int, at: int, problems: list[dict]) -> None:
         """The commit marker, before the index says committed: a run that dies in between writes it again."""
         bad = {int(r["seq"]) for r in problems if r.get("status") in PROBLEM_STATUSES}
-        marker = markers.marker_of(first, last, at, (f for f in self.ledger.index.iter_records(first, last)
-                                                     if f.seq not in bad))
+        files = self.batch_files.between(first - 1, last)
+        if files is None:  # planned by an earlier run
+            files = self.ledger.index.iter_records(first, last)
+        marker = markers.marker_of(first, last, at, (f for f in files if f.seq not in bad))
         if marker is not None:
             markers.write(self.ledger.snapshots.store, marker)
+        self.batch_files.forget_upto(last)
 
     def _log(self, end: int, records: list[dict]) -> None:
         if not records:

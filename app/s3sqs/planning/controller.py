@@ -19,6 +19,7 @@ from ..core.errors import StateError
 from ..core.files import S3File, dedup_key
 from . import planner, reprocess
 from .backfill import Backfill
+from .batch_files import BatchFiles
 from .commits import Commits
 from .intake import Intake
 from .ledger import Ledger
@@ -35,7 +36,7 @@ class Controller:
         self.max_planned_end = 0          # the largest end seen in partitions() (Spark 4.0 counts from it)
         self.available_now_target: int | None = None
         self._seen_batches: dict[int, int] = {}   # batches Spark read, to record at the next plan
-        self._planned: tuple[int, int, list[S3File]] = (0, 0, [])  # the last plan's (start, end, files)
+        self.batch_files = BatchFiles()  # the files of the batches planned and not yet committed
         self._open_lock = threading.Lock()
         self._requeued = False
 
@@ -56,7 +57,7 @@ class Controller:
                                 o.max_concurrency, parallel_deletes=o.endpoint_url is None)
             self.intake = Intake(o, ledger, queue)
             self.backfill = Backfill(o, ledger, self.intake.stopping)
-            self.commits = Commits(o, ledger)
+            self.commits = Commits(o, ledger, self.batch_files)
             log.info("s3-sqs source on %s: %d files tracked, committed up to %d (Python %s)",
                      o.queue_url, ledger.index.last_seq, ledger.index.committed_seq, sys.executable)
 
@@ -115,7 +116,7 @@ class Controller:
             end = planner.batch_end(base, last, limit, sizes)
             planned = idx.records(base + 1, end)  # read once: Spark asks for them next (files_between)
             idx.record_batch(base, end, sum(r.size or 0 for r in planned))
-            self._planned = (base, end, planned)
+            self.batch_files.keep(base, end, planned)
             idx.note_stats(self.intake.calls_since_last())
             idx.note_stats({Stat.PLANS: 1, Stat.PLAN_MS: int((time.perf_counter() - t0) * 1000)})
             ledger.persist()  # durable before Spark logs the offset
@@ -131,9 +132,8 @@ class Controller:
         self.open()
         if end <= start:
             return []
-        if self._planned[:2] == (start, end):
-            records = self._planned[2]
-        else:  # a replay after a restart, or a batch planned before a newer plan
+        records = self.batch_files.between(start, end)
+        if records is None:  # a replay after a restart, or a batch planned before a newer plan
             with self.ledger.lock:
                 records = self.ledger.index.records(start + 1, end)
         if len(records) != end - start:
