@@ -20,7 +20,8 @@ def test_snapshot_restores_exactly_what_was_written(tmp_path):
     idx.record_batch(0, 3)
     snaps.save(idx.db, work, {**idx.counters(), "stats": idx.stats})
     assert read_status(snaps) == {"version": 1, "last_seq": 5, "committed_seq": 0, "planned_end": 3,
-                                  "stats": {"new": 5}, "recent_batches": [[0, 3, 0 + 1 + 2]]}  # bytes of seqs 1-3
+                                  "stats": {"new": 5}, "recent_batches": [[0, 3, 0 + 1 + 2]],  # bytes of seqs 1-3
+                                  "backfilling": False}
     _add(idx, 5, 3)  # written but never snapshotted: a crash loses it, and that is allowed
     idx.db.close()
 
