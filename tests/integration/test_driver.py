@@ -169,11 +169,21 @@ def test_terminate_hands_back_the_messages_of_the_receive_under_way(moto_endpoin
     close(nxt)
 
 
-def _run_batches(d, start: int, limit: Limit, until: int) -> list[list[str]]:
+def _plan(d, start: int, limit: Limit, spark40: bool = False) -> int:
+    """latestOffset as Spark 4.2+ calls it (with the start), or as Spark 4.0 does: without it, and at times
+    twice for one batch."""
+    if not spark40:
+        return d.latest_offset(start, limit)
+    end = d.latest_offset(None, limit)
+    assert d.latest_offset(None, limit) == end
+    return end
+
+
+def _run_batches(d, start: int, limit: Limit, until: int, spark40: bool = False) -> list[list[str]]:
     """Plan, read and commit batches as Spark would, from `start` until offset `until`; the keys of each."""
     out = []
     while start < until:
-        end = d.latest_offset(start, limit)
+        end = _plan(d, start, limit, spark40)
         assert end > start
         out.append([f.key for f in d.files_between(start, end)])
         d.commit(end)
@@ -191,23 +201,24 @@ def _index_is_consistent(d):
     assert sum(1 for _ in idx.seqs_since(0)) == idx.last_seq
 
 
-@pytest.mark.parametrize("latest_first", [True, False])
-def test_latest_first_takes_fresh_files_ahead_of_the_backlog_and_loses_none(moto_endpoint, tmp_path, latest_first):
+@pytest.mark.parametrize("latest_first, spark40", [(True, False), (True, True), (False, False)])
+def test_latest_first_takes_fresh_files_ahead_of_the_backlog_and_loses_none(moto_endpoint, tmp_path, latest_first,
+                                                                            spark40):
     opts = {"maxFilesPerTrigger": "12", "latestFirst": str(latest_first).lower()}
     w, d = announced(moto_endpoint, tmp_path, 60, "old", **opts)
     limit = Limit(12, None)
-    first = _run_batches(d, 0, limit, 12)
+    first = _run_batches(d, 0, limit, 12, spark40)
     for i in range(3):  # fresh files announced while the backlog drains
         w.put(f"fresh{i}.csv", b"x\n1\n")
     drain(d)
-    second = d.latest_offset(12, limit)
+    second = _plan(d, 12, limit, spark40)
     fresh_batch = [f.key for f in d.files_between(12, second)]
     _index_is_consistent(d)
     close(d)  # a crash after the plan: the restarted source replays the same files
     d = make_driver(w, tmp_path / "state", **opts)
     assert [f.key for f in d.files_between(12, second)] == fresh_batch
     d.commit(second)
-    rest = _run_batches(d, second, limit, d.index.last_seq)
+    rest = _run_batches(d, second, limit, d.index.last_seq, spark40)
     batches = first + [fresh_batch] + rest
     keys = [k for b in batches for k in b]
     assert sorted(keys) == sorted([f"old{i}.csv" for i in range(60)] + [f"fresh{i}.csv" for i in range(3)])
@@ -218,4 +229,21 @@ def test_latest_first_takes_fresh_files_ahead_of_the_backlog_and_loses_none(moto
         assert fresh_at[0] >= 4  # behind the whole backlog
     _index_is_consistent(d)
     assert w.depth() == 0
+    close(d)
+
+
+def test_latest_first_keeps_files_announced_between_spark40s_repeated_calls(moto_endpoint, tmp_path):
+    """Spark 4.0 may ask for the latest offset again before it reads the batch: files announced in between
+    are still fresh at the next plan."""
+    w, d = announced(moto_endpoint, tmp_path, 40, "old", maxFilesPerTrigger="10", latestFirst="true")
+    limit = Limit(10, None)
+    first = d.latest_offset(None, limit)
+    w.put_many({f"fresh{i}.csv": b"x\n1\n" for i in range(3)})
+    drain(d)
+    assert d.latest_offset(None, limit) == first  # the same batch, asked for again
+    d.files_between(0, first)
+    d.commit(first)
+    second = d.latest_offset(None, limit)
+    assert sorted(f.key for f in d.files_between(first, second) if f.key.startswith("fresh")) == \
+        ["fresh0.csv", "fresh1.csv", "fresh2.csv"]
     close(d)

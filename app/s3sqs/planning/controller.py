@@ -181,9 +181,12 @@ class Controller:
 def _fresh_first(ledger: Ledger, allow_overwrites: bool, base: int, last: int, max_files: int | None) -> None:
     """latestFirst: renumber pending files so the next batch holds the newest first (the planner says
     which). Only files no plan has reached move: no offset Spark has logged changes meaning."""
-    fresh = ledger.take_fresh()  # not taken now, they are backlog at the next plan
-    if max_files is None or base != ledger.index.planned_end:
+    if max_files is None:  # nothing to order (AvailableNow, a reprocess run, no limit)
+        ledger.take_fresh()
         return
+    if base != ledger.index.planned_end:  # a repeated call for a batch already planned (Spark 4.0 makes them)
+        return
+    fresh = ledger.take_fresh()  # those not taken now are backlog at the next plan
     moves = planner.fresh_first(base, last, fresh, max_files)
     ledger.index.move_files(moves, lambda f: dedup_key(f, allow_overwrites))
     if moves:
