@@ -142,8 +142,12 @@ def run_kills(endpoint: str, work: Path, kills: int, waves: int, files: int, see
             time.sleep(rng.uniform(0, 12))
         phase = _phase(ck)
         target = rng.choice(TARGETS) if master != LOCAL_MASTER else "job"
-        target = strike(job, target, rng)
-        if target in ("job", "driver"):
+        if job.proc.poll() is not None:  # it ended by itself (a failed query exits 1): counted apart
+            target = f"none, the job had exited with {job.proc.returncode}"
+            job.kill()
+        else:
+            target = strike(job, target, rng)
+        if target not in ("executor", "worker"):
             job = None
         label = phase if master == LOCAL_MASTER else f"{target}, {phase}"
         killed_in[label] += 1

@@ -1,11 +1,11 @@
-"""The source on a local cluster (two executor JVMs beside the driver's): the stream tests that matter
-across JVMs run again here, on one shared session, and each batch's partitions follow the executors
-present when it is planned, as one is lost and another added mid-stream."""
+"""The source on a local cluster (two executor JVMs beside the driver's): stream tests whose subject
+crosses JVMs run again here, on one shared session, and each batch's partitions follow the executors
+present when it is planned, as one is removed and another added mid-stream."""
 import pytest
 
 from devtools.committed import committed_rows
 from s3sqs.job.executors import ExecutorCoresFile, live_cores
-from tests.spark import test_faults, test_stream
+from tests.spark import test_stream
 from tests.spark.test_stream import source_options
 from tests.support.aws import bucket_to_queue
 from tests.support.cluster import ask_for_executors, cluster_session, cluster_tests, executor_ids, wait_until
@@ -19,16 +19,13 @@ def spark():
         yield session
 
 
-# Partition columns from paths, quarantine records written by executors, a big file's pieces read by
-# tasks in both executors, and transient S3/SQS faults met by tasks in another JVM than the driver's.
-test_csv_json_parquet_gzip_partitions_and_schema_fitting = \
-    test_stream.test_csv_json_parquet_gzip_partitions_and_schema_fitting
+# Quarantine records and copies written by executors, and a big file's pieces read by tasks in both
+# executors and put back together. (The job on the cluster, warm-up, batch lines and the table sinks'
+# file hand-off included, is in test_cluster_faults.py.)
 test_bad_files_are_quarantined_and_missing_ones_recorded_by_default = \
     test_stream.test_bad_files_are_quarantined_and_missing_ones_recorded_by_default
 test_a_file_bigger_than_max_partition_bytes_is_split_across_tasks_as_spark_splits_it = \
     test_stream.test_a_file_bigger_than_max_partition_bytes_is_split_across_tasks_as_spark_splits_it
-test_a_batch_completes_through_delays_503s_drops_and_cut_bodies = \
-    test_faults.test_a_batch_completes_through_delays_503s_drops_and_cut_bodies
 
 ROWS = 5
 
