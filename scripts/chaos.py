@@ -146,8 +146,9 @@ def run_kills(endpoint: str, work: Path, kills: int, waves: int, files: int, see
             target = f"none, the job had exited with {job.proc.returncode}"
             job.kill()
         else:
-            target = strike(job, target, rng)
-        if target not in ("executor", "worker"):
+            struck = strike(job, target, rng)
+            target = struck if struck == target else f"{struck} (no {target} was running)"
+        if not target.startswith(("executor", "worker")):
             job = None
         label = phase if master == LOCAL_MASTER else f"{target}, {phase}"
         killed_in[label] += 1
