@@ -47,16 +47,32 @@ def executor_jvms(pgid: int) -> list[int]:
     return [p for p in group(pgid) if EXECUTOR_CLASS in _cmdline(p)]
 
 
+def descendants(root: int) -> list[int]:
+    kids: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if entry.isdigit():
+            up = parent(int(entry))
+            if up is not None:
+                kids.setdefault(up, []).append(int(entry))
+    out, todo = [], [root]
+    while todo:
+        for child in kids.get(todo.pop(), []):
+            out.append(child)
+            todo.append(child)
+    return out
+
+
 def python_workers(pgid: int) -> list[int]:
     """The Python workers of that job's executors: processes forked from a pyspark.daemon (they keep its
-    command line) under an executor JVM, not the daemons themselves."""
+    command line), not the daemons themselves. A daemon puts itself and its workers in a process group
+    of their own, so they are found under the executor JVMs, not in the job's group."""
     out = []
-    for p in group(pgid):
-        up = parent(p)
-        if PYTHON_DAEMON in _cmdline(p) and up is not None and PYTHON_DAEMON in _cmdline(up) \
-                and executor_of(p) is not None:
-            out.append(p)
-    return out
+    for jvm in executor_jvms(pgid):
+        for p in descendants(jvm):
+            up = parent(p)
+            if PYTHON_DAEMON in _cmdline(p) and up is not None and PYTHON_DAEMON in _cmdline(up):
+                out.append(p)
+    return sorted(out)
 
 
 def executor_of(pid: int) -> int | None:
