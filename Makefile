@@ -85,7 +85,7 @@ test-serial: $(STAMP) $(STAMP40) $(JARS_STAMP) $(NODE_STAMP)
 	$(VENV)/bin/python devtools/test_lanes.py --serial
 
 test-spark40: $(STAMP40) $(JARS_STAMP)
-	$(VENV40)/bin/python -m pytest -q -m "spark or chaos"
+	$(VENV40)/bin/python -m pytest -q -m "spark or chaos or cluster"
 
 local-stack: $(STAMP)
 	$(VENV)/bin/local-stack start --port $(PORT) --state-dir $(LOCAL_STACK_DIR) --outputs-file $(OUTPUTS_FILE)

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import re
 import sys
 from pathlib import Path
 
@@ -16,14 +17,55 @@ def spark_home() -> Path:
     return Path(importlib.util.find_spec("pyspark").origin).parent
 
 
-def job_command(*args: str, conf: dict[str, str] | None = None, python: Path | None = None) -> list[str]:
-    """spark-submit of app/job.py in local mode, with this environment's PySpark or that of the venv whose
-    `python` is given; with `--table-writer spark`, Spark's Delta or Iceberg jars (fetched by make setup) go
-    on the classpath, as EMR puts its bundled ones there."""
+LOCAL_MASTER = "local[2]"
+# Two executor JVMs of one core and 1 GiB each, started by Spark itself from the pip-installed PySpark
+# beside the driver's JVM: tasks, their retries and the source's partitions cross JVMs, as on EMR.
+CLUSTER_MASTER = "local-cluster[2,1,1024]"
+
+
+def cluster_conf(master: str = CLUSTER_MASTER) -> dict[str, str]:
+    """What a local-cluster run needs besides its master: the executors' JVMs get the lean JIT and GC the
+    tests give the driver's (SPARK_SUBMIT_OPTS reaches the driver only; these JVMs live for minutes), and
+    the first job waits until every executor has registered (YARN and Kubernetes wait for most by
+    default, a standalone cluster only when it knows the cores to expect), so the warm-up reaches each."""
+    m = re.fullmatch(r"local-cluster\[(\d+),\s*(\d+),\s*(\d+)\]", master.replace(" ", ""))
+    if not m:
+        raise ValueError(f"not a local-cluster master: {master!r}; write it as local-cluster[2,1,1024] "
+                         "(executors, cores each, MiB each)")
+    executors, cores = int(m.group(1)), int(m.group(2))
+    # The driver binds to loopback; it must say so to its executors, not name the host's other address.
+    return {"spark.driver.host": "127.0.0.1", "spark.driver.bindAddress": "127.0.0.1",
+            "spark.executor.extraJavaOptions": "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC",
+            "spark.cores.max": str(executors * cores), "spark.scheduler.minRegisteredResourcesRatio": "1.0",
+            "spark.scheduler.maxRegisteredResourcesWaitingTime": "60s"}
+
+
+def private_spark_home(base: Path, home: Path | None = None) -> Path:
+    """A Spark home under `base` made of links to the parts of the pip-installed one (`home`), with a
+    `work` folder of its own. A local cluster's worker puts each executor's folder and logs under
+    SPARK_HOME/work, which nothing configures for local-cluster: this keeps them out of the virtualenv,
+    beside the run that made them."""
+    home = Path(home or spark_home())
+    private = Path(base) / "spark-home"
+    (private / "work").mkdir(parents=True, exist_ok=True)
+    for entry in home.iterdir():
+        link = private / entry.name
+        if entry.name != "work" and not link.exists():
+            link.symlink_to(entry)
+    return private
+
+
+def job_command(*args: str, conf: dict[str, str] | None = None, python: Path | None = None,
+                master: str = LOCAL_MASTER, home: Path | None = None) -> list[str]:
+    """spark-submit of app/job.py in local mode (or on `master`, e.g. CLUSTER_MASTER, with cluster_conf()),
+    with this environment's PySpark or that of the venv whose `python` is given (or the Spark `home` given,
+    as private_spark_home makes one: pass job_env the same); with `--table-writer spark`, Spark's Delta or
+    Iceberg jars (fetched by make setup) go on the classpath, as EMR puts its bundled ones there."""
     settings = {"spark.ui.enabled": "false", "spark.sql.shuffle.partitions": "2",
+                **(cluster_conf(master) if master.startswith("local-cluster") else {}),
                 **table_writer_conf(args), **(conf or {})}
-    home = spark_home() if python is None else venv_spark_home(python)
-    return [str(home / "bin" / "spark-submit"), "--master", "local[2]",
+    home = home or (spark_home() if python is None else venv_spark_home(python))
+    return [str(home / "bin" / "spark-submit"), "--master", master,
             *(a for k, v in settings.items() for a in ("--conf", f"{k}={v}")),
             str(ROOT / "app" / "job.py"), *args]
 
@@ -57,11 +99,11 @@ def venv_spark_home(python: Path) -> Path:
     return (Path(python).parent / "spark-distribution").resolve()
 
 
-def job_env(python: Path | None = None) -> dict[str, str]:
+def job_env(python: Path | None = None, home: Path | None = None) -> dict[str, str]:
     """The current environment plus fake credentials for the local stand-in, and this Python (or the
-    given venv's) for the driver and workers."""
+    given venv's) for the driver and workers; SPARK_HOME is `home` when given."""
     py = str(python or sys.executable)
-    home = spark_home() if python is None else venv_spark_home(python)
+    home = home or (spark_home() if python is None else venv_spark_home(python))
     return {**os.environ, **FAKE_ENV, "SPARK_HOME": str(home), "PYSPARK_PYTHON": py,
             "PYSPARK_DRIVER_PYTHON": py, "SPARK_LOCAL_IP": "127.0.0.1"}
 

@@ -4,6 +4,12 @@
 kills  Uploads files in waves while the job runs, SIGKILLs the job's whole process group at random
        moments, restarts it on the same checkpoint, and finally runs it until drained. Then it compares
        the sink with what was uploaded (rows lost, rows duplicated) and looks at the queue and the DLQ.
+       With --cluster the job runs on Spark's local-cluster master (two executor JVMs), and each kill
+       takes one part of it at random: the whole job, the driver's JVM alone, one executor JVM, or one
+       Python worker; the job is restarted only when its driver died.
+outage Runs the job with its source state on the stand-in's S3, and freezes the stand-in (SIGSTOP, so
+       S3, SQS and the state all stop answering) for --seconds mid-stream, between waves of files. The
+       same run must ride through it and ingest every file; then the same account as kills.
 fuzz   Sends message bodies of many families (empty, test events, deletions, restores, MinIO's names,
        SNS and EventBridge wrappers, broken JSON, ...) and uploads bad files (corrupt gzip, truncated
        Parquet, zero bytes, wrong column counts, deleted before reading), runs the job until drained, and
@@ -32,8 +38,9 @@ import boto3
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from devtools import processes
 from devtools.local_aws import local_aws, wire_consumer, work_dir
-from devtools.local_spark import ROOT, job_command, job_env
+from devtools.local_spark import CLUSTER_MASTER, LOCAL_MASTER, ROOT, job_command, job_env, private_spark_home
 from devtools.committed import committed_rows
 
 REGION = "us-east-1"
@@ -57,10 +64,13 @@ def depth(sqs, url: str) -> int:
 class Job:
     """One spark-submit of the job in its own process group, so a kill takes every process of it."""
 
-    def __init__(self, args: list[str], log: Path, env: dict):
+    def __init__(self, args: list[str], log: Path, env: dict, master: str = LOCAL_MASTER):
         self.log = open(log, "ab")
-        self.proc = subprocess.Popen(job_command(*args), env=env, stdout=self.log, stderr=subprocess.STDOUT,
-                                     start_new_session=True, cwd=ROOT)
+        # A local cluster's executor logs go beside the job's (spark-home/work/<app>/<executor>/stderr).
+        home = private_spark_home(log.parent) if master != LOCAL_MASTER else None
+        env = {**env, "SPARK_HOME": str(home)} if home else env
+        self.proc = subprocess.Popen(job_command(*args, master=master, home=home), env=env, stdout=self.log,
+                                     stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
 
     def kill(self) -> None:
         try:
@@ -90,7 +100,11 @@ def csv_file(first_id: int) -> bytes:
     return ("id,name\n" + "".join(f"{first_id + i},row {first_id + i}\n" for i in range(ROWS))).encode()
 
 
-def run_kills(endpoint: str, work: Path, kills: int, waves: int, files: int, seed: int) -> dict:
+TARGETS = ("job", "driver", "executor", "worker")  # what a kill takes on the cluster
+
+
+def run_kills(endpoint: str, work: Path, kills: int, waves: int, files: int, seed: int,
+              master: str = LOCAL_MASTER) -> dict:
     rng = random.Random(seed)
     s3, sqs, q, dlq, bucket = wire(endpoint, f"chaos-{seed}", max_receive_count=5)
     uploaded: set[int] = set()
@@ -106,17 +120,19 @@ def run_kills(endpoint: str, work: Path, kills: int, waves: int, files: int, see
                     ["--option", "header=true", "--option", "maxFilesPerTrigger=15"])
     ck = work / "ck"
     killed_in = Counter()
+    job, starts = None, 0
     for k in range(kills):
-        # The first `waves` runs each get a wave of files, uploaded while the job starts, so there is a
-        # batch to die in; later runs find a quiet queue and die while starting, planning or idling.
+        # The first `waves` kills each get a wave of files, uploaded while the job starts (or runs), so
+        # there is a batch to die in; later ones find a quiet queue and die while starting, planning or idling.
         if k < waves:
             uploads.append(threading.Thread(target=upload_wave, args=(k, rng.uniform(0, 4)), daemon=True))
             uploads[-1].start()
-        log = work / f"run-{k:03d}.log"
-        job = Job(args, log, job_env())
         before = _logged(ck)
-        # Each run gets going (a batch of its own logged, or, with nothing left to ingest, its query
-        # started), then dies: half the time at once, half a random moment later.
+        if job is None:
+            log = work / f"run-{starts:03d}.log"
+            job, starts = Job(args, log, job_env(), master), starts + 1
+        # Each kill waits for the job to get going (a batch of its own logged, or, with nothing left to
+        # ingest, its query started), then strikes: half the time at once, half a random moment later.
         started = time.monotonic()
         while time.monotonic() - started < 180 and job.proc.poll() is None and not _logged(ck) - before:
             if k >= waves and _query_started(log) and depth(sqs, q) == 0:
@@ -125,20 +141,129 @@ def run_kills(endpoint: str, work: Path, kills: int, waves: int, files: int, see
         if rng.random() < 0.5:
             time.sleep(rng.uniform(0, 12))
         phase = _phase(ck)
+        target = rng.choice(TARGETS) if master != LOCAL_MASTER else "job"
+        if job.proc.poll() is not None:  # it ended by itself (a failed query exits 1): counted apart
+            target = f"none, the job had exited with {job.proc.returncode}"
+            job.kill()
+        else:
+            struck = strike(job, target, rng)
+            target = struck if struck == target else f"{struck} (no {target} was running)"
+        if not target.startswith(("executor", "worker")):
+            job = None
+        label = phase if master == LOCAL_MASTER else f"{target}, {phase}"
+        killed_in[label] += 1
+        print(f"  kill {k + 1}/{kills}: {label}", flush=True)
+    if job is not None:
         job.kill()
-        killed_in[phase] += 1
-        print(f"  kill {k + 1}/{kills}: {phase}", flush=True)
     for t in uploads:
         t.join()
     for w in range(kills, waves):  # more waves than kills: the rest go to the final run
         upload_wave(w, 0)
-    final = Job(args + ["--until-drained", "--idle-checks", "2"], work / "run-final.log", job_env())
+    final = Job(args + ["--until-drained", "--idle-checks", "2"], work / "run-final.log", job_env(), master)
     rc = final.wait(timeout=900)
-    ids = [r[0] for r in committed_rows(work / "out", ["id"])]
-    got = Counter(ids)
-    return {"kills": kills, "killed_in": dict(killed_in), "final_exit": rc, "rows_expected": len(uploaded),
-            "rows_lost": len(uploaded - set(got)), "rows_duplicated": sum(c - 1 for c in got.values() if c > 1),
-            "queue": depth(sqs, q), "dlq": depth(sqs, dlq)}
+    return {"kills": kills, "master": master, "job_starts": starts + 1, "killed_in": dict(killed_in),
+            **account(work, sqs, q, dlq, uploaded, rc)}
+
+
+def strike(job: Job, target: str, rng: random.Random) -> str:
+    """SIGKILL `target` of the running job; what was killed (a missing worker or executor: the next
+    thing up). A dead driver takes the rest of the job's process group along, as its executors would."""
+    if target == "worker":
+        workers = processes.python_workers(job.proc.pid)
+        if workers:
+            _kill(rng.choice(workers))
+            return target
+        target = "executor"
+    if target == "executor":
+        jvms = processes.executor_jvms(job.proc.pid)
+        if jvms:
+            _kill(rng.choice(jvms))
+            return target
+        target = "driver"
+    if target == "driver":
+        _kill(job.proc.pid)
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and processes.executor_jvms(job.proc.pid):  # executors stop by themselves
+            time.sleep(0.2)
+    job.kill()
+    return target
+
+
+def _kill(pid: int) -> None:
+    try:
+        os.kill(pid, signal.SIGKILL)
+    except ProcessLookupError:  # it ended on its own meanwhile
+        pass
+
+
+def account(work: Path, sqs, q: str, dlq: str, uploaded: set[int], rc: int) -> dict:
+    """Rows in the sink against rows uploaded, and what is left in the queue and its DLQ."""
+    got = Counter(r[0] for r in committed_rows(work / "out", ["id"]))
+    return {"final_exit": rc, "rows_expected": len(uploaded), "rows_lost": len(uploaded - set(got)),
+            "rows_duplicated": sum(c - 1 for c in got.values() if c > 1),
+            "rows_unexpected": len(set(got) - uploaded), "queue": depth(sqs, q), "dlq": depth(sqs, dlq)}
+
+
+# ------------------------------------------------------------------------------------------ outage
+
+def run_outage(server, work: Path, seconds: float, waves: int, files: int, master: str = LOCAL_MASTER) -> dict:
+    """Waves of files with the stand-in frozen for `seconds` after the first: the running job rides through."""
+    endpoint = server.endpoint_url
+    s3, sqs, q, dlq, bucket = wire(endpoint, "outage", max_receive_count=5)
+    s3.create_bucket(Bucket="outage-state")
+    args = job_args(q, endpoint, work, "csv", "id LONG, name STRING",
+                    ["--option", "header=true", "--option", "maxFilesPerTrigger=10",
+                     "--state-location", "s3://outage-state/source-state"])
+    uploaded: set[int] = set()
+
+    def upload_wave(w: int) -> None:
+        for n in range(w * files, (w + 1) * files):
+            s3.put_object(Bucket=bucket, Key=f"w{w}/file {n}.csv", Body=csv_file(n * ROWS))
+            uploaded.update(range(n * ROWS, (n + 1) * ROWS))
+
+    ck = work / "ck"
+    job = Job(args, work / "run-outage.log", job_env(), master)
+    frozen_at = None
+    try:
+        upload_wave(0)
+        if not _wait(lambda: _committed(ck) or job.proc.poll() is not None, 300):
+            raise SystemExit("no batch committed within 300 s: see run-outage.log")
+        for w in range(1, waves):
+            before = _logged(ck)
+            upload_wave(w)
+            if w == 1:  # mid-stream: as soon as a batch of this wave is planned
+                _wait(lambda: _logged(ck) - before or job.proc.poll() is not None, 120, interval=0.01)
+                frozen_at = _phase(ck)
+                os.kill(server.process.pid, signal.SIGSTOP)
+                try:
+                    time.sleep(seconds)
+                finally:
+                    os.kill(server.process.pid, signal.SIGCONT)
+        expected = len(uploaded)
+        # Ridden through: the same run, still running, has every row in the sink.
+        rode_through = _wait(lambda: job.proc.poll() is not None or
+                             len(committed_rows(work / "out", ["id"])) >= expected, 300 + seconds, interval=1) \
+            and job.proc.poll() is None
+    finally:
+        job.kill()
+    final = Job(args + ["--until-drained", "--idle-checks", "2"], work / "run-final.log", job_env(), master)
+    rc = final.wait(timeout=900)
+    return {"outage_seconds": seconds, "master": master, "frozen_at": frozen_at, "rode_through": rode_through,
+            **account(work, sqs, q, dlq, uploaded, rc)}
+
+
+def _wait(predicate, timeout: float, interval: float = 0.2) -> bool:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False
+
+
+def _committed(ck: Path) -> set[int]:
+    return {int(p.name) for p in (ck / "commits").iterdir() if p.name.isdigit()} if (ck / "commits").is_dir() \
+        else set()
 
 
 def _query_started(log: Path) -> bool:
@@ -260,18 +385,34 @@ def main(argv=None) -> int:
                    "later runs find a quiet queue")
     k.add_argument("--files", type=int, default=15, help="files per wave")
     k.add_argument("--seed", type=int, default=1)
+    o = sub.add_parser("outage", help="freeze the local AWS stand-in mid-stream, then account for every row")
+    o.add_argument("--seconds", type=float, default=60, help="how long S3, SQS and the state stop answering")
+    o.add_argument("--waves", type=int, default=3, help="waves of files: the first before the freeze, the "
+                   "second right before it, the rest after it")
+    o.add_argument("--files", type=int, default=20, help="files per wave")
     sub.add_parser("fuzz", help="message bodies and bad files of many families, then account for each")
-    for s in (k, sub.choices["fuzz"]):
+    for s in (k, o):
+        s.add_argument("--cluster", action="store_true",
+                       help=f"run the job on {CLUSTER_MASTER} (executors in JVMs of their own) instead of "
+                            f"{LOCAL_MASTER}")
+    for s in (k, o, sub.choices["fuzz"]):
         s.add_argument("--keep", help="keep checkpoints, tables and logs in this folder")
         s.add_argument("--json", action="store_true", help="print the account as JSON")
     args = p.parse_args(argv)
     if args.command == "kills" and (args.kills < 1 or args.waves < 1 or args.files < 1):
         p.error("--kills, --waves and --files must be at least 1")
+    if args.command == "outage" and (args.seconds <= 0 or args.waves < 2 or args.files < 1):
+        p.error("--seconds must be positive, --waves at least 2 (one before the freeze, one during it) and "
+                "--files at least 1")
+    master = CLUSTER_MASTER if getattr(args, "cluster", False) else LOCAL_MASTER
     with local_aws() as server, work_dir(args.keep) as work:
-        if args.command == "kills":
-            result = run_kills(server.endpoint_url, work, args.kills, args.waves, args.files, args.seed)
+        if args.command in ("kills", "outage"):
+            result = (run_kills(server.endpoint_url, work, args.kills, args.waves, args.files, args.seed, master)
+                      if args.command == "kills" else
+                      run_outage(server, work, args.seconds, args.waves, args.files, master))
             ok = (result["final_exit"] == 0 and result["rows_lost"] == 0 and result["rows_duplicated"] == 0
-                  and result["queue"] == 0 and result["dlq"] == 0)
+                  and result["rows_unexpected"] == 0 and result["queue"] == 0 and result["dlq"] == 0
+                  and result.get("rode_through", True))
         else:
             result = run_fuzz(server.endpoint_url, work)
             ok = result["final_exit"] == 0 and result["vanished"] == 0 and result["queue"] == 0 \

@@ -45,8 +45,7 @@ def run_until_paused(runs: dict, points: dict, monkeypatch) -> None:
     finally:
         for job in jobs.values():
             job.kill()
-        for var in ("PYTHONPATH", "S3SQS_PAUSE_AT", "S3SQS_PAUSE_MARKER"):
-            monkeypatch.delenv(var, raising=False)
+        monkeypatch.undo()  # PYTHONPATH back as it was (removed, the restart would import the installed copy)
 
 
 def kill_points() -> dict[str, str]:

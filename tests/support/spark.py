@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.local_spark import ROOT, job_command, job_env
+from devtools.local_spark import LOCAL_MASTER, ROOT, job_command, job_env, private_spark_home
 
 
 def pyspark_version() -> tuple[int, int]:
@@ -31,11 +31,13 @@ only_on_newest_spark = pytest.mark.skipif(pyspark_version() == EMR_SPARK,
 class Job:
     """spark-submit in its own process group, so a kill takes the JVM and its Python workers too."""
 
-    def __init__(self, args: list[str], log_path: Path):
+    def __init__(self, args: list[str], log_path: Path, master: str = LOCAL_MASTER):
         self.log_path = log_path
         self._log = open(log_path, "ab")
-        self.proc = subprocess.Popen(job_command(*args), env=job_env(), stdout=self._log,
-                                     stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
+        # A local cluster's executor logs go beside the job's log (spark-home/work/<app>/<executor>/stderr).
+        home = private_spark_home(log_path.parent) if master != LOCAL_MASTER else None
+        self.proc = subprocess.Popen(job_command(*args, master=master, home=home), env=job_env(home=home),
+                                     stdout=self._log, stderr=subprocess.STDOUT, start_new_session=True, cwd=ROOT)
 
     def wait(self, timeout: float) -> int:
         try:

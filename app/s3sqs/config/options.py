@@ -70,6 +70,8 @@ class OptionsModel(BaseModel):
     allow_overwrites: Bool = Field(False, alias="allowOverwrites")
     max_partition_bytes: Size = Field(128 << 20, alias="maxPartitionBytes")
     min_partitions: Int(1, 100_000) | None = Field(None, alias="minPartitions")  # None: the driver's cores
+    # Where the job keeps the live executor cores (planning/slots.py); None: minPartitions alone decides.
+    executor_cores_file: Text | None = Field(None, alias="executorCoresFile")
     quarantine_location: Text = Field(alias="quarantineLocation")  # default STATELOCATION/quarantine
     on_bad_file: Choice(BadFileAction) = Field(BadFileAction.QUARANTINE, alias="onBadFile")
     rescued_data_column: Text = Field("_rescued_data", alias="rescuedDataColumn")
@@ -146,6 +148,14 @@ class OptionsModel(BaseModel):
         if not (path.startswith("s3://") and len(path) > 5) and not (path.startswith("file:///") and len(path) > 8):
             raise ValueError(f"must be an s3:// URI like s3://bucket/data/, got {path!r}")
         return path.rstrip("/") + "/"
+
+    @field_validator("executor_cores_file")
+    @classmethod
+    def _cores_file(cls, path: str | None) -> str | None:
+        if path is not None and ("://" in path or not os.path.isabs(path)):
+            raise ValueError("must be an absolute local path on the driver (the job sets it to a file it keeps "
+                             f"up to date), got {path!r}")
+        return path
 
     @field_validator("backfill_from_inventory")
     @classmethod

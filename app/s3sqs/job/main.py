@@ -17,6 +17,7 @@ import time
 
 from ..core.errors import EXIT_NOT_DONE, EXIT_USAGE, S3SqsError, UsageError
 from ..core.units import parse_duration_seconds
+from .executors import ExecutorCoresFile
 from .flags import DEFAULT_TRIGGER_INTERVAL, parse_job_args
 
 log = logging.getLogger("s3sqs.job")
@@ -105,16 +106,21 @@ def run(args: argparse.Namespace) -> int:
         builder = builder.config(key, value)
     spark = builder.getOrCreate()
     register(spark)
-    raw_options.setdefault("minPartitions", str(spark.sparkContext.defaultParallelism))
-    warm_python_workers(spark)
-    evolving = (opts.schema_evolution_mode or ("addNewColumns" if schema is None else "none")) == "addNewColumns"
-    for restart in range(MAX_SCHEMA_RESTARTS + 1):
-        try:
-            return run_query(spark, args, raw_options, schema, sink, opts)
-        except QueryFailed as e:
-            if not (evolving and "NewColumnsFound" in str(e)) or restart == MAX_SCHEMA_RESTARTS:
-                raise
-            print(f"[job] {_new_columns_line(str(e))}; restarting the query with the evolved schema", flush=True)
+    # Each batch's partitions follow the executors present when it is planned (planning/slots.py).
+    cores = ExecutorCoresFile(spark).start()
+    raw_options.setdefault("executorCoresFile", cores.path)
+    try:
+        warm_python_workers(spark)
+        evolving = (opts.schema_evolution_mode or ("addNewColumns" if schema is None else "none")) == "addNewColumns"
+        for restart in range(MAX_SCHEMA_RESTARTS + 1):
+            try:
+                return run_query(spark, args, raw_options, schema, sink, opts)
+            except QueryFailed as e:
+                if not (evolving and "NewColumnsFound" in str(e)) or restart == MAX_SCHEMA_RESTARTS:
+                    raise
+                print(f"[job] {_new_columns_line(str(e))}; restarting the query with the evolved schema", flush=True)
+    finally:
+        cores.stop()
     return EXIT_NOT_DONE  # not reached: the last attempt returns or raises
 
 

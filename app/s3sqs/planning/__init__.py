@@ -6,7 +6,8 @@
 - `backfill` (one thread: list basePath) and `listing` (pages of a listing);
 - `ledger` (the index and its snapshots, under one lock); `commits` (what follows a commit);
   `reprocess` (re-queue planned batches);
-- `planner` (pure: every decision, with unit tests).
+- `planner` (pure: every decision, with unit tests); `slots` (pure: how many partitions a batch needs at
+  least, from the executor cores the job reports live).
 
 `source.read` runs in the executors and hands the partition to s3sqs.reading; nothing else here does.
 """

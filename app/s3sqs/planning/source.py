@@ -12,6 +12,7 @@ import logging
 import os
 import signal
 import threading
+import time
 
 from pyspark.sql.datasource import DataSource, DataSourceStreamReader, InputPartition
 from pyspark.sql.types import StructType
@@ -25,7 +26,7 @@ from ..reading.blocks import splittable
 from ..reading.conform import METADATA, metadata_column
 from ..reading.formats import FormatOptions
 from ..reading.reader import ReadSpec, read_partition
-from . import planner
+from . import planner, slots
 
 try:  # Spark 4.2+
     from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxBytes, ReadMaxFiles,
@@ -130,11 +131,13 @@ class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
         fo = self.spec.format
         items = planner.split_files(files, lambda f: splittable(fo.file_format, fo.options, f.path),
                                     self.opts.max_partition_bytes)
-        groups = planner.pack(items, planner.item_size, self.opts.max_partition_bytes,
-                              self.opts.min_partitions or os.cpu_count() or 2)
+        live = live_cores(self.opts.executor_cores_file) if files else None
+        least = slots.batch_slots(live, self.opts.min_partitions, os.cpu_count() or 2, time.time())
+        groups = planner.pack(items, planner.item_size, self.opts.max_partition_bytes, least)
         if files:
-            log.info("s3-sqs batch (%s, %s]: %d files (%d pieces) in %d partitions", start["seq"], end["seq"],
-                     len(files), len(items), len(groups))
+            log.info("s3-sqs batch (%s, %s]: %d files (%d pieces) in %d partitions (at least %d: %s)", start["seq"],
+                     end["seq"], len(files), len(items), len(groups), least,
+                     f"{live.cores} executor cores" if live else "no live executor figure")
         return [S3SqsPartition(g, int(end["seq"])) for g in groups]
 
     def commit(self, end: dict) -> None:
@@ -143,6 +146,20 @@ class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
 
     def read(self, partition: S3SqsPartition):
         yield from read_partition(partition.files, self.spec, self.arrow_schema, partition.batch_end)
+
+
+def live_cores(path: str | None) -> slots.LiveCores | None:
+    """The live executor cores the job keeps in `path` (option executorCoresFile), if it has written them."""
+    if path is None:
+        return None
+    try:
+        with open(path) as f:
+            return slots.decode(f.read())
+    except FileNotFoundError:
+        return None  # the job writes it once its first executor is up
+    except (OSError, ValueError) as e:
+        log.warning("s3-sqs: option executorCoresFile: %s; sizing this batch without it", e)
+        return None
 
 
 def arrow_schema(schema: StructType):

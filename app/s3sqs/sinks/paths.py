@@ -35,8 +35,8 @@ def partition_path(columns: tuple[str, ...], values: tuple[str | None, ...]) -> 
 
 
 def data_file_name(batch_id: int, write_id: str, task: int, attempt: int, seq: int) -> str:
-    """Unique per batch, write attempt, task attempt and file: a replayed or retried write never
-    overwrites a file an earlier attempt may have committed."""
+    """Unique per batch, write attempt, task attempt (Spark's task attempt id, unique in the application)
+    and file: a replayed or retried write never overwrites a file an earlier attempt may have committed."""
     return f"part-{batch_id:06d}-{write_id}-{task:05d}-{attempt}-{seq:03d}.zstd.parquet"
 
 

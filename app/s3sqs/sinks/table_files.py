@@ -87,7 +87,9 @@ class TableFilesWriter(DataSourceArrowWriter):
         from pyspark import TaskContext
 
         ctx = TaskContext.get()
-        task, attempt = (ctx.partitionId(), ctx.attemptNumber()) if ctx else (0, 0)
+        # Spark's task attempt id, not the attempt number: that starts again at 0 when the stage is run
+        # again (a lost executor's shuffle output), and the new attempt would reuse the lost one's names.
+        task, attempt = (ctx.partitionId(), ctx.taskAttemptId()) if ctx else (0, 0)
         files = write_partition(iterator, self.spec, self.table_schema, task, attempt)
         return FilesWritten([f.to_json() for f in files])
 

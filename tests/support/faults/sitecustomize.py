@@ -12,6 +12,8 @@ point for that batch creates the marker file and sleeps, so the test can SIGKILL
 - read-seq: (S3SQS_PAUSE_AT=read-seq:<n>) the same, for the partition holding the file the source numbered
           n (files are numbered in the order the queue hands them out, which a test cannot choose: with
           maxFilesPerTrigger=m, file m+1 is in batch 1 or later whatever that order).
+S3SQS_PAUSE_AT may list several points, separated by commas (`read-seq:5,write:3`): each pauses once, and
+the marker of the n-th one (from 0) is <S3SQS_PAUSE_MARKER>.<n> from the second on.
 Nothing else changes; without the variables this file does nothing.
 """
 import importlib.abc
@@ -20,21 +22,27 @@ import os
 import sys
 import time
 
-_SPEC = os.environ.get("S3SQS_PAUSE_AT", "")
+_SPECS = [s.strip() for s in os.environ.get("S3SQS_PAUSE_AT", "").split(",") if s.strip()]
 _MARKER = os.environ.get("S3SQS_PAUSE_MARKER", "")
 
 
+def marker(n: int) -> str:
+    return _MARKER if n == 0 else f"{_MARKER}.{n}"
+
+
 def _pause(point: str, batch_id: int) -> None:
-    want_point, _, want_batch = _SPEC.partition(":")
-    if point != want_point or str(batch_id) != want_batch:
+    for n, spec in enumerate(_SPECS):
+        want_point, _, want_batch = spec.partition(":")
+        if point != want_point or str(batch_id) != want_batch:
+            continue
+        try:
+            fd = os.open(marker(n), os.O_CREAT | os.O_EXCL | os.O_WRONLY)
+        except FileExistsError:
+            continue  # another process paused already, or a later attempt after the kill
+        os.write(fd, f"{point}:{batch_id}:{os.getpid()}\n".encode())
+        os.close(fd)
+        time.sleep(600)
         return
-    try:
-        fd = os.open(_MARKER, os.O_CREAT | os.O_EXCL | os.O_WRONLY)
-    except FileExistsError:
-        return  # another process paused already, or a later run after the kill
-    os.write(fd, f"{point}:{batch_id}:{os.getpid()}\n".encode())
-    os.close(fd)
-    time.sleep(600)
 
 
 def _patch_files(module) -> None:
@@ -99,5 +107,5 @@ class _Finder(importlib.abc.MetaPathFinder):
         return spec
 
 
-if _SPEC and _MARKER:
+if _SPECS and _MARKER:
     sys.meta_path.insert(0, _Finder())
