@@ -153,8 +153,7 @@ class OptionsModel(BaseModel):
     @classmethod
     def _cores_file(cls, path: str | None) -> str | None:
         if path is not None and ("://" in path or not os.path.isabs(path)):
-            raise ValueError("must be an absolute local path on the driver (the job sets it to a file it keeps "
-                             f"up to date), got {path!r}")
+            raise ValueError(f"must be an absolute local path on the driver (the job keeps it up to date), got {path!r}")
         return path
 
     @field_validator("backfill_from_inventory")
@@ -187,15 +186,21 @@ class OptionsModel(BaseModel):
             name = "includeExistingFiles" if self.include_existing_files else "backfillInterval"
             raise ValueError(f"option '{name}' lists the files under basePath; set basePath to the prefix to list, "
                              "e.g. .option('basePath', 's3://my-bucket/landing/')")
-        if self.latest_first and (self.max_files_per_trigger is None or self.max_bytes_per_trigger is not None):
-            raise ValueError("option 'latestFirst' orders the files of a batch limited by maxFilesPerTrigger: "
-                             + ("set maxFilesPerTrigger to a number of files (without a limit every pending file "
-                                "is in the next batch, newest or not)" if self.max_files_per_trigger is None else
-                                "leave maxBytesPerTrigger out (latestFirst counts files, not bytes)"))
+        if problem := _latest_first_problem(self):
+            raise ValueError(problem)
         if self.queue_fetch_wait_timeout_seconds is None:  # two long polls: a default that follows another option
             object.__setattr__(self, "queue_fetch_wait_timeout_seconds", 2.0 * self.long_poll_wait_seconds)
         return self
 
+
+
+def _latest_first_problem(o: OptionsModel) -> str | None:
+    max_files, max_bytes = o.max_files_per_trigger, o.max_bytes_per_trigger
+    if not o.latest_first or (max_files is not None and max_bytes is None):
+        return None
+    return "option 'latestFirst' orders the files of a batch limited by maxFilesPerTrigger: " + (
+        "set maxFilesPerTrigger to a number of files (without a limit every pending file is in the next batch, "
+        "newest or not)" if max_files is None else "leave maxBytesPerTrigger out (latestFirst counts files, not bytes)")
 
 
 _FIELDS_BY_OPTION = {f.alias or name: name for name, f in OptionsModel.model_fields.items()}
