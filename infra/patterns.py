@@ -482,12 +482,7 @@ class JobRole(Construct):
             inline_policies={"JobAccess": iam.PolicyDocument(statements=statements)},
         )
         # Each wildcard is an object-key or log-stream pattern under a resource this consumer owns.
-        for statement in statements:
-            reason = _WILDCARD_REASONS.get(statement.sid)
-            for resource in statement.resources:
-                if reason and "*" in nag_resource_text(self, resource):
-                    acknowledge(self.role, f"AwsSolutions-IAM5[Resource::{nag_resource_text(self, resource)}]",
-                                reason)
+        acknowledge_wildcards(self, self.role, statements)
 
 
 class SourceCleanerRole(Construct):
@@ -546,12 +541,16 @@ class SourceCleanerRole(Construct):
             if scheduled else iam.AccountRootPrincipal(),
             inline_policies={"SourceCleaning": iam.PolicyDocument(statements=statements)},
         )
-        for statement in statements:
-            reason = _WILDCARD_REASONS.get(statement.sid)
-            for resource in statement.resources:
-                if reason and "*" in nag_resource_text(self, resource):
-                    acknowledge(self.role, f"AwsSolutions-IAM5[Resource::{nag_resource_text(self, resource)}]",
-                                reason)
+        acknowledge_wildcards(self, self.role, statements)
+
+
+def acknowledge_wildcards(scope: Construct, role: iam.Role, statements: Sequence[iam.PolicyStatement]) -> None:
+    """Accept cdk-nag's IAM5 finding on each wildcard resource of a statement whose Sid has a reason."""
+    for statement in statements:
+        reason = _WILDCARD_REASONS.get(statement.sid)
+        for resource in statement.resources:
+            if reason and "*" in nag_resource_text(scope, resource):
+                acknowledge(role, f"AwsSolutions-IAM5[Resource::{nag_resource_text(scope, resource)}]", reason)
 
 
 class ScheduledCleaner(Construct):
