@@ -36,14 +36,15 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def batch_commit_times(table: Path) -> dict[str, float]:
-    """Each committed output file -> when its batch was committed (the sink log entry's mtime)."""
-    out = {}
+    """Each committed output file -> when its batch was committed: the mtime of the first sink log entry
+    that lists it. Every tenth entry (`N.compact`) lists again every file before it, written later."""
+    out: dict[str, float] = {}
     for entry in (table / "_spark_metadata").iterdir():
         if not entry.name.split(".")[0].isdigit():
             continue
         for line in entry.read_text().splitlines()[1:]:
-            rec = json.loads(line)
-            out[Path(rec["path"].removeprefix("file://").removeprefix("file:")).name] = entry.stat().st_mtime
+            name = Path(json.loads(line)["path"].removeprefix("file://").removeprefix("file:")).name
+            out[name] = min(out.get(name, float("inf")), entry.stat().st_mtime)
     return out
 
 

@@ -149,6 +149,7 @@ def main(argv=None) -> int:
     p.add_argument("--max-files", type=int, default=20, help="maxFilesPerTrigger (20)")
     p.add_argument("--trigger", default="5 seconds", help="trigger interval (5 seconds)")
     p.add_argument("--spark", default="4.0.2,4.3", help="which PySparks, in order (4.0.2,4.3)")
+    p.add_argument("--verbose", action="store_true", help="print the source's log lines of each run")
     p.add_argument("--worker", choices=["on", "off"], help=argparse.SUPPRESS)
     for name in ("--work", "--endpoint", "--bucket", "--queue"):
         p.add_argument(name, help=argparse.SUPPRESS)
@@ -191,6 +192,8 @@ def main(argv=None) -> int:
                     if r.returncode != 0:
                         raise SystemExit(f"latestFirst {mode} failed:\n{r.stderr[-3000:]}")
                     out = json.loads(r.stdout.strip().splitlines()[-1])
+                    if args.verbose:
+                        print("\n".join(line for line in r.stderr.splitlines() if "s3-sqs" in line), flush=True)
                 finally:
                     shutil.rmtree(work, ignore_errors=True)
                 res[mode] = out

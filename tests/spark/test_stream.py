@@ -282,14 +282,17 @@ def test_spark_takes_no_metrics_from_a_python_source(spark):
 
 
 def _rows_by_batch(out) -> dict[int, list[int]]:
-    """The first column of the rows each batch of a Parquet sink committed, by batch id (its log entry)."""
-    meta = out / "_spark_metadata"
-    by_batch: dict[int, list[int]] = {}
-    for entry in meta.iterdir():
-        if entry.name.isdigit():
+    """The first column of the rows each batch of a Parquet sink committed, by batch id: the first log entry
+    that lists a file (every tenth, `N.compact`, lists again all the files before it)."""
+    first: dict[str, int] = {}
+    for entry in (out / "_spark_metadata").iterdir():
+        if entry.name.split(".")[0].isdigit():
             for line in entry.read_text().splitlines()[1:]:
                 path = json.loads(line)["path"].removeprefix("file://").removeprefix("file:")
-                by_batch.setdefault(int(entry.name), []).extend(pq.read_table(path).column(0).to_pylist())
+                first[path] = min(first.get(path, 1 << 30), int(entry.name.split(".")[0]))
+    by_batch: dict[int, list[int]] = {}
+    for path, batch in first.items():
+        by_batch.setdefault(batch, []).extend(pq.read_table(path).column(0).to_pylist())
     return by_batch
 
 
