@@ -30,6 +30,15 @@ SPARKS = {"4.3": ROOT / ".venv" / "bin" / "python", "4.0.2": ROOT / ".venv-spark
 SCHEMA = "id LONG, sent DOUBLE"
 
 
+def sparks_of(p: argparse.ArgumentParser, text: str) -> list[str]:
+    """--spark's comma-separated PySparks, each one set up here, or the parser's error."""
+    sparks = [s for s in text.split(",") if s]
+    for s in sparks:
+        if s not in SPARKS or not SPARKS[s].exists():
+            p.error(f"--spark: {s!r} is not set up here; choose from {', '.join(SPARKS)}")
+    return sparks
+
+
 def percentile(values: list[float], q: float) -> float:
     s = sorted(values)
     return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
@@ -137,10 +146,7 @@ def main(argv=None) -> int:
         print(json.dumps(worker(args.worker, Path(args.work), args.seconds, args.trigger, args.endpoint, args.bucket,
                                 args.queue, args.s3)))
         return 0
-    sparks = [s for s in (args.spark or ("4.0.2" if args.s3 else "4.0.2,4.3")).split(",") if s]
-    for s in sparks:
-        if s not in SPARKS or not SPARKS[s].exists():
-            p.error(f"--spark: {s!r} is not set up here; choose from {', '.join(SPARKS)}")
+    sparks = sparks_of(p, args.spark or ("4.0.2" if args.s3 else "4.0.2,4.3"))
     if args.seconds < 5 or args.reps < 1:
         p.error("--seconds must be at least 5 and --reps at least 1")
     if args.s3:

@@ -32,7 +32,7 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "scripts"))
-from bench_latency import SPARKS, batch_commit_times, percentile  # noqa: E402
+from bench_latency import SPARKS, batch_commit_times, percentile, sparks_of  # noqa: E402
 
 SCHEMA = "id LONG, sent DOUBLE"
 FRESH_IDS = 1_000_000  # fresh files' ids start here; the backlog's are below
@@ -158,10 +158,7 @@ def main(argv=None) -> int:
         print(json.dumps(worker(args.worker == "on", Path(args.work), args.seconds, args.trigger, args.max_files,
                                 args.backlog, args.endpoint, args.bucket, args.queue)))
         return 0
-    sparks = [s for s in args.spark.split(",") if s]
-    for s in sparks:
-        if s not in SPARKS or not SPARKS[s].exists():
-            p.error(f"--spark: {s!r} is not set up here; choose from {', '.join(SPARKS)}")
+    sparks = sparks_of(p, args.spark)
     if args.backlog < args.max_files * 3 or args.seconds < 5 or args.max_files < 1:
         p.error("--backlog must be at least three batches, --seconds at least 5, --max-files at least 1")
 
