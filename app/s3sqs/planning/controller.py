@@ -114,7 +114,8 @@ class Controller:
                              limit.max_files if self.receiving else None)
             sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
             end = planner.batch_end(base, last, limit, sizes)
-            planned = idx.records(base + 1, end)  # read once: Spark asks for them next (files_between)
+            # Read once (Spark asks for them next, files_between); Spark 4.0 asks again for a batch it planned.
+            planned = self.batch_files.between(base, end) or idx.records(base + 1, end)
             idx.record_batch(base, end, sum(r.size or 0 for r in planned))
             self.batch_files.keep(base, end, planned)
             idx.note_stats(self.intake.calls_since_last())
