@@ -147,7 +147,7 @@ OUTPUT = (
 RUN = (
     Flag("--trigger-interval", f"micro-batch interval (default: {DEFAULT_TRIGGER_INTERVAL})", type=duration_flag),
     Flag("--until-drained", "stop once the queue is empty and every planned batch is committed", switch=True),
-    Flag("--idle-checks", f"with --until-drained: consecutive drained checks, 2 s apart, before stopping "
+    Flag("--idle-checks", f"with --until-drained: consecutive drained checks, 0.5 s apart, before stopping "
                           f"(default {DEFAULT_IDLE_CHECKS})", type=positive_int, default=DEFAULT_IDLE_CHECKS,
          submit=False),
     Flag("--name", "query name", default="s3-sqs-ingest", submit=False),

@@ -21,7 +21,8 @@ from .executors import ExecutorCoresFile
 from .flags import DEFAULT_TRIGGER_INTERVAL, parse_job_args
 
 log = logging.getLogger("s3sqs.job")
-IDLE_CHECK_SECONDS = 2
+IDLE_CHECK_SECONDS = 2   # a stream's progress lines and metrics
+DRAIN_CHECK_SECONDS = 0.5  # --until-drained: how soon a drained queue and a committed batch end the run
 MAX_SCHEMA_RESTARTS = 20  # restarts for new columns in one run (addNewColumns); more means something is off
 
 
@@ -81,7 +82,9 @@ def reprocess_dry_run(opts) -> int:
 def warm_python_workers(spark) -> None:
     """Start the executors' Python workers, with the reader's imports, before the query starts: a cold
     worker costs seconds before it reads its first file, and Spark reuses warm ones. Done first, not
-    alongside the query's start, whose Python runner must connect back within Spark's fixed 10 s."""
+    alongside the query's start, whose Python runner must connect back within Spark's fixed 10 s.
+    Only a stream without an end warms up (its first files arrive at warm workers); a run that ends when
+    drained would pay the workers' start either way, and the warm-up's own Spark job on top."""
     from .warmup import register_warm_up
     slots = spark.sparkContext.defaultParallelism
     # A read of a Python data source, like the stream's, so it starts the same kind of worker.
@@ -110,7 +113,8 @@ def run(args: argparse.Namespace) -> int:
     cores = ExecutorCoresFile(spark).start()
     raw_options.setdefault("executorCoresFile", cores.path)
     try:
-        warm_python_workers(spark)
+        if not args.until_drained:
+            warm_python_workers(spark)
         evolving = (opts.schema_evolution_mode or ("addNewColumns" if schema is None else "none")) == "addNewColumns"
         for restart in range(MAX_SCHEMA_RESTARTS + 1):
             try:
@@ -150,7 +154,7 @@ def run_query(spark, args: argparse.Namespace, raw_options: dict[str, str], sche
     monitor, idle = BatchMonitor(check, args.queue_url), 0
     try:
         while query.isActive:
-            time.sleep(IDLE_CHECK_SECONDS)
+            time.sleep(DRAIN_CHECK_SECONDS if args.until_drained else IDLE_CHECK_SECONDS)
             state = check()
             monitor.report(query.recentProgress, state)  # a line and an EMF document per batch
             if not args.until_drained:
