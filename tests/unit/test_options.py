@@ -167,6 +167,22 @@ def test_job_py_refuses_a_trigger_interval_spark_would_refuse_only_after_start_u
     assert e.value.code == 2 and "'ten seconds' is not a duration" in capsys.readouterr().err
 
 
+def test_the_job_takes_the_endpoint_from_aws_endpoint_url_unless_the_flag_gives_one(monkeypatch):
+    from s3sqs.job.flags import parse_job_args
+    from s3sqs.job.main import source_options
+    from s3sqs.sinks.config import sink_config
+
+    argv = ["--queue-url", BASE["queueUrl"], "--format", "csv", "--checkpoint", "/tmp/ck", "--output", "/tmp/out"]
+    monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
+    assert parse_job_args(argv).endpoint_url is None
+    monkeypatch.setenv("AWS_ENDPOINT_URL", "http://127.0.0.1:4566")
+    args = parse_job_args(argv)
+    assert source_options(args)["endpointUrl"] == "http://127.0.0.1:4566"
+    delta = parse_job_args([*argv[:-2], "--sink", "delta", "--output", "s3://lake/orders"])
+    assert sink_config(delta).table.endpoint.url == "http://127.0.0.1:4566"  # the table writers' too
+    assert parse_job_args(argv + ["--endpoint-url", "http://127.0.0.1:5000"]).endpoint_url == "http://127.0.0.1:5000"
+
+
 def test_latest_first_needs_a_file_limit_per_batch():
     base = {"fileFormat": "csv", "queueUrl": "https://sqs.us-east-1.amazonaws.com/123456789012/q",
             "stateLocation": "s3://b/state"}

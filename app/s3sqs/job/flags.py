@@ -8,6 +8,7 @@ KEY=VALUE by its shape, the sink flags by sinks/config.py.
 from __future__ import annotations
 
 import argparse
+import os
 from dataclasses import dataclass
 from typing import Any, Callable
 
@@ -114,7 +115,8 @@ SOURCE = (
     Flag("--option", "source option, repeatable (e.g. --option maxFilesPerTrigger=500)", type=key_value,
          repeat=True, metavar="KEY=VALUE"),
     Flag("--state-location", "source state location (default: CHECKPOINT/source-state)", submit=False),
-    Flag("--endpoint-url", "S3/SQS-compatible endpoint, e.g. the local stand-in", submit=False),
+    Flag("--endpoint-url", "S3/SQS-compatible endpoint, e.g. the local stand-in (default: AWS_ENDPOINT_URL, as "
+         "the AWS SDKs take it)", submit=False),
     Flag("--region", "AWS region of the queue (default: from the URL or the environment)", submit=False),
 )
 OUTPUT = (
@@ -199,6 +201,9 @@ def job_argv(values: dict[str, Any]) -> list[str]:
 
 def parse_job_args(argv: list[str]) -> argparse.Namespace:
     args = job_parser().parse_args(argv)
+    # The SDKs' own variable reaches every client only through the flag: pyarrow's filesystems on the
+    # executors and the table writers do not read it, and the source's options carry it to the executors.
+    args.endpoint_url = args.endpoint_url or os.environ.get("AWS_ENDPOINT_URL") or None
     args.options = dict(args.option)
     args.partition_by = list(args.partition_by)
     return args
