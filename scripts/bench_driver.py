@@ -154,7 +154,7 @@ def driver(total: int, max_files: int, checkpoints: list[int], work: Path) -> tu
                 now, st = time.perf_counter(), d.index.stats
                 n, ms = st.get(Stat.SNAPSHOTS, 0) - snap_n, st.get(Stat.SNAPSHOT_MS, 0) - snap_ms
                 print(f"  {marks.popleft():>10,d} {(start - last_n) / (now - last_t):>9,.0f} "
-                      f"{statistics.median(plans):>8.1f} {n:>10,d} {ms / max(n, 1):>8.1f} {rss_mib():>8.0f} "
+                      f"{statistics.median(plans or [0]):>8.1f} {n:>10,d} {ms / max(n, 1):>8.1f} {rss_mib():>8.0f} "
                       f"{dir_mib(work / 'state'):>10.1f}", flush=True)
                 last_n, last_t, plans = start, now, []
                 snap_n, snap_ms = st.get(Stat.SNAPSHOTS, 0), st.get(Stat.SNAPSHOT_MS, 0)

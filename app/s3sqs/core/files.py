@@ -7,10 +7,10 @@ re-queues it. `dedup_key`, `reprocess_key` and `key_base` are the only code that
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, fields
 from datetime import datetime
 
+from .fastjson import dumps_compact, loads
 from .units import from_ms
 
 # Separates a dedup key's object part (bucket/key) from its variant (eTag, version or reprocess marker).
@@ -62,16 +62,15 @@ class S3File:
         # Only what is set: the index holds one of these per file. (Plain attribute reads: asdict's deep
         # copies cost more than the rest of recording a file.)
         d = self.__dict__
-        return _ENCODE({k: d[k] for k in _FIELDS if d[k] is not None and d[k] != _DEFAULTS.get(k)}).encode()
+        return dumps_compact({k: d[k] for k in _FIELDS if d[k] is not None and d[k] != _DEFAULTS.get(k)})
 
     @staticmethod
     def from_json(raw: bytes) -> "S3File":
-        return S3File(**json.loads(raw))
+        return S3File(**loads(raw))
 
 
 _DEFAULTS = {"scheme": "s3"}
 _FIELDS = tuple(f.name for f in fields(S3File))
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def dedup_key(f: S3File, allow_overwrites: bool) -> str:

@@ -8,11 +8,11 @@ Every record is read, not only the first. Keys arrive URL-encoded with `+` for s
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import unquote_plus
 
+from ..core import fastjson
 from ..core.errors import S3SqsError
 from ..core.files import S3File
 from ..core.units import to_ms
@@ -40,8 +40,8 @@ class ParsedBody:
 
 def parse_body(body: str) -> ParsedBody:
     try:
-        doc = json.loads(body)
-    except (json.JSONDecodeError, TypeError) as e:
+        doc = fastjson.loads(body)
+    except (fastjson.DecodeError, TypeError) as e:
         raise MessageParseError(f"body is not JSON: {e}") from None
     if not isinstance(doc, dict):
         raise MessageParseError(f"body is JSON {type(doc).__name__}, expected an object")
