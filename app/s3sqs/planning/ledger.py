@@ -14,6 +14,7 @@ from ..core.errors import StateError
 from ..core.files import S3File
 from ..state.snapshots import Snapshots, open_index
 from ..state.store import open_store
+from .unplanned import Unplanned
 
 log = logging.getLogger("s3sqs")
 
@@ -29,6 +30,7 @@ class Ledger:
         self.sealed = False  # set when the process is ending: the state belongs to the next run
         self.fresh: list[int] = []  # seqs of the files announced since the last plan (latestFirst)
         self.backfilling = False  # a listing or an inventory report is being recorded; published in snapshots
+        self.unplanned = Unplanned()  # the files recorded here and not planned yet, for the next plans
 
     def record(self, new_files: list[tuple[str, S3File]], counts: dict[str, int],
                extra_meta: dict[str, bytes] | None = None, announced: bool = False) -> None:
@@ -39,6 +41,7 @@ class Ledger:
                 raise StateError("the source is stopping: nothing more is recorded (the next run records it)")
             if new_files or extra_meta:
                 numbered = self.index.add_files(new_files, counts, extra_meta)
+                self.unplanned.add(numbered)
                 if announced and self.opts.latest_first:
                     self.fresh.extend(f.seq for f in numbered)
                 self.persist()
