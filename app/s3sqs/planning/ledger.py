@@ -33,8 +33,9 @@ class Ledger:
         self.unplanned = Unplanned()  # the files recorded here and not planned yet, for the next plans
 
     def record(self, new_files: list[tuple[str, S3File]], counts: dict[str, int],
-               extra_meta: dict[str, bytes] | None = None, announced: bool = False) -> None:
-        """Number the new files, count what happened, and make the files durable before returning.
+               extra_meta: dict[str, bytes] | None = None, announced: bool = False, durable: bool = True) -> None:
+        """Number the new files, count what happened, and make the files durable before returning (with
+        `durable` False, the caller calls `persist_unless_sealed` before it acts on them).
         `announced`: they came in messages, not from a listing (latestFirst takes those first)."""
         with self.lock:
             if self.sealed:
@@ -44,7 +45,8 @@ class Ledger:
                 self.unplanned.add(numbered)
                 if announced and self.opts.latest_first:
                     self.fresh.extend(f.seq for f in numbered)
-                self.persist()
+                if durable:
+                    self.persist()
             else:
                 self.index.add_stats(counts)  # saved with the next snapshot
             self.since_batch.update(counts)
@@ -64,6 +66,15 @@ class Ledger:
             idx.dirty = False
             log.debug("s3-sqs: state v%d saved (%d files tracked): %d files, %d bytes in %.3f s",
                       snap.version, idx.last_seq, snap.files_uploaded, snap.bytes_uploaded, snap.seconds)
+
+    def persist_unless_sealed(self) -> bool:
+        """Persist, unless the process is ending (the next run may be restoring the state already): then
+        what was recorded and not snapshotted is not durable, and False says so."""
+        with self.lock:
+            if self.sealed:
+                return False
+            self.persist()
+            return True
 
     def set_backfilling(self, on: bool) -> None:
         """Published with the next snapshot, at once: --until-drained waits while a backfill runs."""
