@@ -1,12 +1,13 @@
 """The files this process recorded and no plan has taken yet, as they were numbered. Planning takes a batch's
 files from here instead of reading them back from the index and decoding them again, which cost about a
-sixth of what the driver spends on a file. Bounded: past MAX_KEPT files (a long listing, a backlog recorded
-ahead), the rest are read from the index, as after a restart."""
+sixth of what the driver spends on a file. Bounded: past MAX_KEPT files (a long listing), the rest are read
+from the index, as after a restart."""
 from __future__ import annotations
 
 from ..core.files import S3File
 
-MAX_KEPT = 50_000
+# Twice what the intake may record ahead of planning (planner.MAX_PENDING_FILES): about 12 MiB at most.
+MAX_KEPT = 20_000
 
 
 class Unplanned:
