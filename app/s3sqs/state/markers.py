@@ -13,7 +13,7 @@ order, so the cleaner lists only those after the last one it has settled (cleani
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
 from ..core import fastjson
 from ..core.files import S3File
@@ -23,8 +23,7 @@ MARKER_DIR = "committed"
 VERSION = 1
 
 
-@dataclass(frozen=True)
-class CommittedFile:
+class CommittedFile(NamedTuple):  # a tuple: one is made per committed file
     bucket: str
     key: str
     etag: str | None
