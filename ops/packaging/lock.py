@@ -27,6 +27,7 @@ PINS = {
     "mdurl": "0.1.2",
     "mmh3": "5.3.1",
     "numpy": "2.4.6",
+    "orjson": "3.13.0",
     "pyarrow": "22.0.0",
     "pydantic": "2.14.3",
     "pydantic-core": "2.50.4",

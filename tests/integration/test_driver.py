@@ -1,4 +1,5 @@
 """The driver-side protocol against a real moto server and real RocksDB, without Spark."""
+import shutil
 import threading
 import time
 
@@ -247,3 +248,46 @@ def test_latest_first_keeps_files_announced_between_spark40s_repeated_calls(moto
     assert sorted(f.key for f in d.files_between(first, second) if f.key.startswith("fresh")) == \
         ["fresh0.csv", "fresh1.csv", "fresh2.csv"]
     close(d)
+
+
+def test_no_message_is_deleted_after_a_snapshot_fails(moto_endpoint, tmp_path):
+    """Rounds are made durable and deleted off the intake's thread: a failed snapshot stops every delete
+    after it (a later round's duplicates included), and the next offset call names the cause."""
+    w = bucket_to_queue(moto_endpoint)
+    w.put_many({f"s{i}.csv": b"x\n1\n" for i in range(3)})
+    state = tmp_path / "state"
+    d = make_driver(w, state)
+    msgs = d.intake.queue.receive_round(5, 1)
+    assert len(msgs) == 3
+    shutil.rmtree(state, ignore_errors=True)  # (made at the first snapshot, if any yet)
+    state.write_text("not a directory")  # every write to the state location fails from here on
+    d.intake.ingest(msgs)
+    d.intake._deleter.submit(lambda: None).result(timeout=30)  # the round is settled, or not
+    assert isinstance(d.intake.error, OSError) and w.depth() == 3
+    with pytest.raises(OSError):
+        d.latest_offset(0, ALL)
+    d.intake._deleter.submit(d.intake._settle, msgs, False).result(timeout=30)  # a later round: nothing goes
+    assert w.depth() == 3
+    close(d)
+
+
+def test_a_round_recorded_as_the_process_ends_keeps_its_messages(moto_endpoint, tmp_path):
+    """Sealed (SIGTERM) between recording a round and its snapshot: no snapshot, no delete; the next run gets
+    the messages again after their visibility timeout and records the files then."""
+    w = bucket_to_queue(moto_endpoint)
+    w.put_many({f"t{i}.csv": b"x\n1\n" for i in range(2)})
+    d = make_driver(w, tmp_path / "state", **{"sqs.visibilityTimeoutSeconds": "1"})
+    gate = threading.Event()
+    d.intake._deleter.submit(gate.wait, 30)  # holds the delete thread until the ledger is sealed
+    d.intake.ingest(d.intake.queue.receive_round(5, 1))
+    d.ledger.seal()
+    gate.set()
+    d.intake._deleter.submit(lambda: None).result(timeout=30)
+    assert w.depth() == 2 and d.intake.error is None
+    close(d)
+    time.sleep(1.2)
+    again = make_driver(w, tmp_path / "state")
+    assert again.index.last_seq == 0  # nothing of the sealed round was saved
+    drain(again)
+    assert again.index.last_seq == 2 and w.depth() == 0
+    close(again)

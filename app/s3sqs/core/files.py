@@ -7,10 +7,10 @@ re-queues it. `dedup_key`, `reprocess_key` and `key_base` are the only code that
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, fields
 from datetime import datetime
 
+from .fastjson import dumps_compact, loads
 from .units import from_ms
 
 # Separates a dedup key's object part (bucket/key) from its variant (eTag, version or reprocess marker).
@@ -55,23 +55,28 @@ class S3File:
         return self.event_name == LISTED
 
     def numbered(self, seq: int) -> "S3File":
-        return S3File(self.bucket, self.key, self.size, self.etag, self.version_id, self.event_ms, self.event_name,
-                      seq, self.scheme)
+        # A copy of the fields with a new seq, without the frozen __init__'s call per field: every recorded
+        # file passes here.
+        out = object.__new__(S3File)
+        object.__setattr__(out, "__dict__", {**self.__dict__, "seq": seq})
+        return out
 
     def to_json(self) -> bytes:
         # Only what is set: the index holds one of these per file. (Plain attribute reads: asdict's deep
         # copies cost more than the rest of recording a file.)
         d = self.__dict__
-        return _ENCODE({k: d[k] for k in _FIELDS if d[k] is not None and d[k] != _DEFAULTS.get(k)}).encode()
+        out = {k: d[k] for k in _FIELDS if d[k] is not None}
+        if out.get("scheme") == _DEFAULT_SCHEME:
+            del out["scheme"]
+        return dumps_compact(out)
 
     @staticmethod
     def from_json(raw: bytes) -> "S3File":
-        return S3File(**json.loads(raw))
+        return S3File(**loads(raw))
 
 
-_DEFAULTS = {"scheme": "s3"}
+_DEFAULT_SCHEME = "s3"  # not written: nearly every file has it
 _FIELDS = tuple(f.name for f in fields(S3File))
-_ENCODE = json.JSONEncoder(separators=(",", ":")).encode
 
 
 def dedup_key(f: S3File, allow_overwrites: bool) -> str:

@@ -114,8 +114,10 @@ class Controller:
                              limit.max_files if self.receiving else None)
             sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
             end = planner.batch_end(base, last, limit, sizes)
-            # Read once (Spark asks for them next, files_between); Spark 4.0 asks again for a batch it planned.
-            planned = self.batch_files.between(base, end) or idx.records(base + 1, end)
+            # Kept from their recording, else read once (Spark asks for them next, files_between); Spark 4.0
+            # asks again for a batch it planned.
+            planned = self.batch_files.between(base, end) or ledger.unplanned.take(base, end) \
+                or idx.records(base + 1, end)
             idx.record_batch(base, end, sum(r.size or 0 for r in planned))
             self.batch_files.keep(base, end, planned)
             idx.note_stats(self.intake.calls_since_last())
@@ -190,6 +192,8 @@ def _fresh_first(ledger: Ledger, allow_overwrites: bool, base: int, last: int, m
     fresh = ledger.take_fresh()  # those not taken now are backlog at the next plan
     moves = planner.fresh_first(base, last, fresh, max_files)
     ledger.index.move_files(moves, lambda f: dedup_key(f, allow_overwrites))
+    if moves:
+        ledger.unplanned.forget()
     if moves:
         log.info("s3-sqs latestFirst: %d fresh files go first", sum(1 for src, dst in moves if dst < src))
 

@@ -8,11 +8,11 @@ Every record is read, not only the first. Keys arrive URL-encoded with `+` for s
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from urllib.parse import unquote_plus
 
+from ..core import fastjson
 from ..core.errors import S3SqsError
 from ..core.files import S3File
 from ..core.units import to_ms
@@ -40,8 +40,8 @@ class ParsedBody:
 
 def parse_body(body: str) -> ParsedBody:
     try:
-        doc = json.loads(body)
-    except (json.JSONDecodeError, TypeError) as e:
+        doc = fastjson.loads(body)
+    except (fastjson.DecodeError, TypeError) as e:
         raise MessageParseError(f"body is not JSON: {e}") from None
     if not isinstance(doc, dict):
         raise MessageParseError(f"body is JSON {type(doc).__name__}, expected an object")
@@ -90,14 +90,18 @@ def _parse_records(records) -> ParsedBody:
             raise MessageParseError(f"Records[{i}].s3.bucket.name is missing")
         if not isinstance(raw_key, str) or not raw_key:
             raise MessageParseError(f"Records[{i}].s3.object.key is missing")
+        # The common cases first, without a call each (thousands of files a second pass here).
+        size, etag, when = obj.get("size"), obj.get("eTag"), rec.get("eventTime")
+        if size.__class__ is not int or size < 0:
+            size = _int_or_none(size, f"Records[{i}].s3.object.size")
         files.append(S3File(
-            bucket=bucket,
-            key=unquote_plus(raw_key),
-            size=_int_or_none(obj.get("size"), f"Records[{i}].s3.object.size"),
-            etag=_str_or_none(obj.get("eTag")),
-            version_id=_str_or_none(obj.get("versionId")),
-            event_ms=to_ms(_time_or_none(rec.get("eventTime"), f"Records[{i}].eventTime")),
-            event_name=name,
+            bucket,
+            unquote_plus(raw_key) if "%" in raw_key or "+" in raw_key else raw_key,
+            size,
+            etag if etag.__class__ is str and etag else None,
+            _str_or_none(obj.get("versionId")),
+            None if when is None else to_ms(_time_or_none(when, f"Records[{i}].eventTime")),
+            name,
         ))
     return ParsedBody(tuple(files), tuple(ignored))
 

@@ -1,7 +1,9 @@
-"""The intake: one background thread that receives rounds of messages, records their new files durably in
-the ledger, and only then has the messages deleted (by one more thread, off its path). Once a file is
-durable in the index it no longer needs its message, so a failing batch never pushes good files' messages
-towards the dead-letter queue. How wide and how far ahead it receives is the planner's to say."""
+"""The intake: one background thread that receives rounds of messages and records their new files in the
+ledger; one more thread, off its path, makes them durable (a snapshot) and only then deletes the messages.
+The snapshot's writes overlap the next round's receiving and parsing, and a snapshot taken meanwhile (a plan
+takes one) covers several rounds at once. Once a file is durable in the index it no longer needs its
+message, so a failing batch never pushes good files' messages towards the dead-letter queue. How wide and
+how far ahead it receives is the planner's to say."""
 from __future__ import annotations
 
 import logging
@@ -62,7 +64,7 @@ class Intake:
     def _loop(self) -> None:
         polls, first = 1, True
         try:
-            while not self.stopping.is_set():
+            while not self.stopping.is_set() and self.error is None:
                 room = planner.intake_room(self._pending(), self.opts.max_files_per_trigger, self.opts.latest_first)
                 if room == 0:
                     self.caught_up.set()
@@ -113,7 +115,8 @@ class Intake:
             polls = planner.next_polls(polls, len(msgs), self.opts.max_concurrency)
 
     def ingest(self, messages: list[Message]) -> None:
-        """Decide, record new files durably, then delete the messages that are settled."""
+        """Decide and record new files; then, off this thread, make them durable and delete the messages
+        that are settled."""
         if not messages:
             return
         o = self.opts
@@ -122,14 +125,28 @@ class Intake:
             r = planner.plan_round(bodies, self.ledger.index.seq_of, datetime.now(timezone.utc),
                                    o.max_file_age_seconds, o.path_glob_filter, o.allow_overwrites,
                                    o.keep_message_for_consumer_error)
-            self.ledger.record(r.new_files, r.counts, announced=True)
+            self.ledger.record(r.new_files, r.counts, announced=True, durable=False)
         for d in r.skipped:
             log.info("s3-sqs: skipping %s (%s)", d.file.uri, d.outcome)
-        for m, fate, keep in zip(messages, r.fates, r.keep):
-            log.debug("s3-sqs: message %s: %s; %s", m.message_id, fate,
-                      "left for the dead-letter queue" if keep else "deleted")
-        # A message whose delete is lost to a crash comes back and dedups.
-        self._deleter.submit(self._delete, [m for m, keep in zip(messages, r.keep) if not keep])
+        if log.isEnabledFor(logging.DEBUG):
+            for m, fate, keep in zip(messages, r.fates, r.keep):
+                log.debug("s3-sqs: message %s: %s; %s", m.message_id, fate,
+                          "left for the dead-letter queue" if keep else "deleted")
+        # One thread, in order: a round's messages (its duplicates' too) go only after every earlier round's
+        # files are durable. A message whose delete is lost to a crash comes back and dedups.
+        self._deleter.submit(self._settle, [m for m, keep in zip(messages, r.keep) if not keep], bool(r.new_files))
+
+    def _settle(self, messages: list[Message], recorded: bool) -> None:
+        if self.error is not None:  # an earlier round may not be durable: its messages and later ones stay
+            return
+        try:
+            if recorded and not self.ledger.persist_unless_sealed():
+                return  # the process is ending: the messages come back to the next run, after their timeout
+        except BaseException as e:  # the next offset call raises it: the query fails, naming the cause
+            log.error("s3-sqs: saving the state failed: %s: %s", type(e).__name__, e)
+            self.error = e
+            return
+        self._delete(messages)
 
     def _delete(self, messages: list[Message]) -> None:
         try:

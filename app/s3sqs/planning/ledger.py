@@ -14,6 +14,7 @@ from ..core.errors import StateError
 from ..core.files import S3File
 from ..state.snapshots import Snapshots, open_index
 from ..state.store import open_store
+from .unplanned import Unplanned
 
 log = logging.getLogger("s3sqs")
 
@@ -29,19 +30,23 @@ class Ledger:
         self.sealed = False  # set when the process is ending: the state belongs to the next run
         self.fresh: list[int] = []  # seqs of the files announced since the last plan (latestFirst)
         self.backfilling = False  # a listing or an inventory report is being recorded; published in snapshots
+        self.unplanned = Unplanned()  # the files recorded here and not planned yet, for the next plans
 
     def record(self, new_files: list[tuple[str, S3File]], counts: dict[str, int],
-               extra_meta: dict[str, bytes] | None = None, announced: bool = False) -> None:
-        """Number the new files, count what happened, and make the files durable before returning.
+               extra_meta: dict[str, bytes] | None = None, announced: bool = False, durable: bool = True) -> None:
+        """Number the new files, count what happened, and make the files durable before returning (with
+        `durable` False, the caller calls `persist_unless_sealed` before it acts on them).
         `announced`: they came in messages, not from a listing (latestFirst takes those first)."""
         with self.lock:
             if self.sealed:
                 raise StateError("the source is stopping: nothing more is recorded (the next run records it)")
             if new_files or extra_meta:
                 numbered = self.index.add_files(new_files, counts, extra_meta)
+                self.unplanned.add(numbered)
                 if announced and self.opts.latest_first:
                     self.fresh.extend(f.seq for f in numbered)
-                self.persist()
+                if durable:
+                    self.persist()
             else:
                 self.index.add_stats(counts)  # saved with the next snapshot
             self.since_batch.update(counts)
@@ -61,6 +66,15 @@ class Ledger:
             idx.dirty = False
             log.debug("s3-sqs: state v%d saved (%d files tracked): %d files, %d bytes in %.3f s",
                       snap.version, idx.last_seq, snap.files_uploaded, snap.bytes_uploaded, snap.seconds)
+
+    def persist_unless_sealed(self) -> bool:
+        """Persist, unless the process is ending (the next run may be restoring the state already): then
+        what was recorded and not snapshotted is not durable, and False says so."""
+        with self.lock:
+            if self.sealed:
+                return False
+            self.persist()
+            return True
 
     def set_backfilling(self, on: bool) -> None:
         """Published with the next snapshot, at once: --until-drained waits while a backfill runs."""

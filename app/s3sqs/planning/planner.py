@@ -17,7 +17,7 @@ import heapq
 from collections import Counter
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Callable, Iterable, Sequence
+from typing import Callable, Iterable, NamedTuple, Sequence
 
 from ..core import counters
 from ..core.files import Piece, S3File, dedup_key
@@ -37,8 +37,7 @@ ROUND_WAVES = 4                # a round of receives is at most this many waves 
 OPEN_COST_BYTES = 128 << 10
 
 
-@dataclass(frozen=True)
-class Decision:
+class Decision(NamedTuple):  # a tuple: one is made per announced file, and a frozen dataclass costs more to make
     file: S3File
     dedup_key: str
     outcome: FileOutcome
@@ -99,26 +98,29 @@ def plan_round(bodies: Sequence[ParsedBody | None], seen: Callable[[str], int | 
     r = Round()
     files = [f for b in bodies if b is not None for f in b.files]
     decisions = iter(decide(files, seen, now, max_age_seconds, glob, allow_overwrites))
+    by_outcome: Counter = Counter()  # counted by enum, named once at the end: this runs once per file
     for body in bodies:
         if body is None:
             fate = MessageFate.UNPARSEABLE
-        elif body.kind is not None:
+        elif not body.files:
             fate = body.kind
         else:
             outcomes = set()
             for _ in body.files:
                 d = next(decisions)
                 outcomes.add(d.outcome)
-                r.counts[counters.files(d.outcome)] += 1
-                if d.outcome == NEW:
+                by_outcome[d.outcome] += 1
+                if d.outcome is NEW:
                     r.new_files.append((d.dedup_key, d.file))
-                elif d.outcome != DUPLICATE:
+                elif d.outcome is not DUPLICATE:
                     r.skipped.append(d)
             fate = MessageFate.NEW if NEW in outcomes else MessageFate.DUPLICATE if DUPLICATE in outcomes \
                 else MessageFate.FILTERED
         r.fates.append(fate)
+    for fate in r.fates:
         r.keep.append(keep_for_consumer_error and fate in (MessageFate.UNPARSEABLE, MessageFate.FILTERED))
-        r.counts[counters.messages(fate)] += 1
+    r.counts.update({counters.files(o): n for o, n in by_outcome.items()})
+    r.counts.update({counters.messages(f): n for f, n in Counter(r.fates).items()})
     return r
 
 

@@ -12,10 +12,10 @@ order, so the cleaner lists only those after the last one it has settled (cleani
 """
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass
-from typing import Iterable, Iterator
+from typing import Iterable, Iterator, NamedTuple
 
+from ..core import fastjson
 from ..core.files import S3File
 from .store import Store
 
@@ -23,8 +23,7 @@ MARKER_DIR = "committed"
 VERSION = 1
 
 
-@dataclass(frozen=True)
-class CommittedFile:
+class CommittedFile(NamedTuple):  # a tuple: one is made per committed file
     bucket: str
     key: str
     etag: str | None
@@ -48,13 +47,12 @@ def marker_name(last: int) -> str:
 
 
 def encode(m: Marker) -> bytes:
-    return json.dumps({"v": VERSION, "first": m.first, "last": m.last, "committed_ms": m.committed_ms,
-                       "files": [[f.bucket, f.key, f.etag, f.size] for f in m.files]},
-                      separators=(",", ":")).encode()
+    return fastjson.dumps_compact({"v": VERSION, "first": m.first, "last": m.last, "committed_ms": m.committed_ms,
+                                   "files": [[f.bucket, f.key, f.etag, f.size] for f in m.files]})
 
 
 def decode(raw: bytes) -> Marker:
-    d = json.loads(raw)
+    d = fastjson.loads(raw)
     if d.get("v") != VERSION:
         raise ValueError(f"commit marker version {d.get('v')!r} is not {VERSION}")
     return Marker(int(d["first"]), int(d["last"]), int(d["committed_ms"]),

@@ -14,6 +14,7 @@ import re
 import shutil
 import tempfile
 import time
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +29,7 @@ log = logging.getLogger("s3sqs.state")
 
 KEEP_VERSIONS = 5
 PRUNE_EVERY = 10
+UPLOAD_THREADS = 8  # a version's files uploaded at once: a new SST or two and a handful of small files
 LOCAL_ROOT = Path(tempfile.gettempdir()) / "s3sqs-state"
 
 
@@ -46,6 +48,12 @@ class Snapshots:
         self.store = store
         self.version = 0
         self._uploaded: set[str] = set()  # sst names known to be in the store
+        self._pool: ThreadPoolExecutor | None = None
+
+    def _uploader(self) -> ThreadPoolExecutor:
+        if self._pool is None:
+            self._pool = ThreadPoolExecutor(max_workers=UPLOAD_THREADS, thread_name_prefix="s3sqs-snapshot")
+        return self._pool
 
     def manifests(self) -> list[str]:
         return sorted(n for n in self.store.list("versions") if re.fullmatch(r"versions/\d{12}\.json", n))
@@ -88,17 +96,14 @@ class Snapshots:
         files = sorted(os.listdir(ck))
         sst = [f for f in files if f.endswith(".sst")]
         small = [f for f in files if not f.endswith(".sst")]
-        n = size = 0
-        for name in sst:
-            if name not in self._uploaded:
-                self.store.put_file(ck / name, f"sst/{name}")
-                self._uploaded.add(name)
-                n += 1
-                size += (ck / name).stat().st_size
-        for name in small:
-            self.store.put_file(ck / name, f"versions/{version:012d}/{name}")
-            n += 1
-            size += (ck / name).stat().st_size
+        new_sst = [name for name in sst if name not in self._uploaded]
+        uploads = [(ck / name, f"sst/{name}") for name in new_sst] + \
+                  [(ck / name, f"versions/{version:012d}/{name}") for name in small]
+        # At once: each is a PUT (on S3) or a write and an fsync (locally), and a version has several.
+        for _ in self._uploader().map(lambda u: self.store.put_file(*u), uploads):
+            pass  # (an upload's error is raised here, before the manifest)
+        self._uploaded.update(new_sst)
+        n, size = len(uploads), sum(local.stat().st_size for local, _ in uploads)
         manifest = json.dumps({"version": version, "sst": sst, "small": small, "created": time.time(),
                                **(status or {})}).encode()
         self.store.put_bytes(manifest, f"versions/{version:012d}.json")  # the commit point
