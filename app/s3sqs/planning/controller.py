@@ -194,7 +194,6 @@ def _fresh_first(ledger: Ledger, allow_overwrites: bool, base: int, last: int, m
     ledger.index.move_files(moves, lambda f: dedup_key(f, allow_overwrites))
     if moves:
         ledger.unplanned.forget()
-    if moves:
         log.info("s3-sqs latestFirst: %d fresh files go first", sum(1 for src, dst in moves if dst < src))
 
 
