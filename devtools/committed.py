@@ -10,17 +10,37 @@ from pathlib import Path
 import pyarrow.parquet as pq
 
 
-def committed_files(output: Path) -> list[Path]:
+def sink_log(output: Path):
+    """The entries of a file sink's log in batch order: (batch id, the entry's file, its records)."""
     meta = Path(output) / "_spark_metadata"
     if not meta.is_dir():
-        return []
-    live: dict[str, bool] = {}
+        return
     logs = [p for p in meta.iterdir() if p.name.split(".")[0].isdigit() and not p.name.endswith(".tmp")]
     for entry in sorted(logs, key=lambda p: int(p.name.split(".")[0])):
-        for line in entry.read_text().splitlines()[1:]:  # first line is the format version
-            rec = json.loads(line)
+        lines = entry.read_text().splitlines()[1:]  # first line is the format version
+        yield int(entry.name.split(".")[0]), entry, [json.loads(line) for line in lines]
+
+
+def _local(path: str) -> Path:
+    return Path(path.removeprefix("file://").removeprefix("file:"))
+
+
+def committed_files(output: Path) -> list[Path]:
+    live: dict[str, bool] = {}
+    for _, _, records in sink_log(output):
+        for rec in records:
             live[rec["path"]] = rec["action"] == "add"
-    return [Path(p.removeprefix("file://").removeprefix("file:")) for p, ok in live.items() if ok]
+    return [_local(p) for p, ok in live.items() if ok]
+
+
+def first_listings(output: Path) -> dict[Path, tuple[int, float]]:
+    """Each file the sink's log lists -> (batch id, mtime) of the first entry that lists it, i.e. its own
+    batch's commit: every tenth entry (`N.compact`) lists again every file before it, written later."""
+    first: dict[Path, tuple[int, float]] = {}
+    for batch, entry, records in sink_log(output):
+        for rec in records:
+            first.setdefault(_local(rec["path"]), (batch, entry.stat().st_mtime))
+    return first
 
 
 def committed_rows(output: Path, columns: list[str]) -> list[tuple]:

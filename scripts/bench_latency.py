@@ -25,6 +25,8 @@ import threading
 import time
 from pathlib import Path
 
+from devtools.committed import first_listings
+
 ROOT = Path(__file__).resolve().parents[1]
 SPARKS = {"4.3": ROOT / ".venv" / "bin" / "python", "4.0.2": ROOT / ".venv-spark40" / "bin" / "python"}
 SCHEMA = "id LONG, sent DOUBLE"
@@ -45,16 +47,8 @@ def percentile(values: list[float], q: float) -> float:
 
 
 def batch_commit_times(table: Path) -> dict[str, float]:
-    """Each committed output file -> when its batch was committed: the mtime of the first sink log entry
-    that lists it. Every tenth entry (`N.compact`) lists again every file before it, written later."""
-    out: dict[str, float] = {}
-    for entry in (table / "_spark_metadata").iterdir():
-        if not entry.name.split(".")[0].isdigit():
-            continue
-        for line in entry.read_text().splitlines()[1:]:
-            name = Path(json.loads(line)["path"].removeprefix("file://").removeprefix("file:")).name
-            out[name] = min(out.get(name, float("inf")), entry.stat().st_mtime)
-    return out
+    """Each committed output file's name -> when its batch was committed."""
+    return {path.name: mtime for path, (_, mtime) in first_listings(table).items()}
 
 
 def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, bucket: str, queue: str,

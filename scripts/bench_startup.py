@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -143,7 +144,6 @@ def main(argv=None) -> int:
           f"job / file source per run: {', '.join(f'{r:.2f}' for r in ratios)}; median "
           f"{statistics.median(ratios):.2f}x; load average at the end {os.getloadavg()[0]:.1f}")
     if not args.keep:
-        import shutil
         shutil.rmtree(work, ignore_errors=True)
     return 0
 

@@ -15,7 +15,7 @@ from s3sqs.job.metrics import offset_seq
 from s3sqs.config.options import parse_options
 from devtools.inventory_report import csv_body, write_report
 from tests.support.aws import bucket_to_queue
-from devtools.committed import committed_rows
+from devtools.committed import committed_rows, first_listings
 from tests.support.spark import pyspark_version
 
 pytestmark = pytest.mark.spark
@@ -282,16 +282,9 @@ def test_spark_takes_no_metrics_from_a_python_source(spark):
 
 
 def _rows_by_batch(out) -> dict[int, list[int]]:
-    """The first column of the rows each batch of a Parquet sink committed, by batch id: the first log entry
-    that lists a file (every tenth, `N.compact`, lists again all the files before it)."""
-    first: dict[str, int] = {}
-    for entry in (out / "_spark_metadata").iterdir():
-        if entry.name.split(".")[0].isdigit():
-            for line in entry.read_text().splitlines()[1:]:
-                path = json.loads(line)["path"].removeprefix("file://").removeprefix("file:")
-                first[path] = min(first.get(path, 1 << 30), int(entry.name.split(".")[0]))
+    """The first column of the rows each batch of a Parquet sink committed, by batch id."""
     by_batch: dict[int, list[int]] = {}
-    for path, batch in first.items():
+    for path, (batch, _) in first_listings(out).items():
         by_batch.setdefault(batch, []).extend(pq.read_table(path).column(0).to_pylist())
     return by_batch
 
