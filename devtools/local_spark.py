@@ -17,6 +17,20 @@ def spark_home() -> Path:
     return Path(importlib.util.find_spec("pyspark").origin).parent
 
 
+# The benchmarks' PySparks (make setup builds both): 4.3 in .venv, EMR's 4.0.2 in .venv-spark40.
+BENCH_SPARKS = {"4.3": ROOT / ".venv" / "bin" / "python", "4.0.2": ROOT / ".venv-spark40" / "bin" / "python"}
+
+
+def sparks_of(parser, text: str) -> list[str]:
+    """--spark's comma-separated PySparks, each one set up here, or the parser's error."""
+    sparks = [s for s in text.split(",") if s]
+    for s in sparks:
+        if s not in BENCH_SPARKS or not BENCH_SPARKS[s].exists():
+            parser.error(f"--spark: {s!r} is not set up here; choose from {', '.join(BENCH_SPARKS)} "
+                         f"(make setup builds both)")
+    return sparks
+
+
 LOCAL_MASTER = "local[2]"
 # Two executor JVMs of one core and 1 GiB each, started by Spark itself from the pip-installed PySpark
 # beside the driver's JVM: tasks, their retries and the source's partitions cross JVMs, as on EMR.
@@ -106,6 +120,17 @@ def job_env(python: Path | None = None, home: Path | None = None) -> dict[str, s
     home = home or (spark_home() if python is None else venv_spark_home(python))
     return {**os.environ, **FAKE_ENV, "SPARK_HOME": str(home), "PYSPARK_PYTHON": py,
             "PYSPARK_DRIVER_PYTHON": py, "SPARK_LOCAL_IP": "127.0.0.1"}
+
+
+def wait_for(predicate, timeout: float, interval: float = 0.05) -> bool:
+    """Poll `predicate` until it holds (True) or `timeout` seconds pass (False)."""
+    import time
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(interval)
+    return False
 
 
 def wait_for_rows(query, expected: int, what: str, poll: float = 0.05) -> tuple[int, int]:

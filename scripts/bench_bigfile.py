@@ -25,6 +25,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bench_read import ROOT, SCHEMA, SPARKS  # noqa: E402  (the same rows and Sparks as bench_read)
+from devtools.local_spark import sparks_of  # noqa: E402
 
 ROWS_PER_CHUNK = 500_000
 
@@ -181,10 +182,7 @@ def main(argv=None) -> int:
         print(json.dumps(worker(args.worker, Path(args.data), Path(args.out), int(args.expected), args.endpoint,
                                 args.queue)))
         return 0
-    sparks = [s for s in args.spark.split(",") if s]
-    for s in sparks:
-        if s not in SPARKS or not SPARKS[s].exists():
-            p.error(f"--spark: {s!r} is not set up here; choose from {', '.join(SPARKS)}")
+    sparks = sparks_of(p, args.spark)
     if args.reps < 1 or args.gb <= 0:
         p.error("--reps must be at least 1 and --gb positive")
 

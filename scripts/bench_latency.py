@@ -5,7 +5,14 @@ One small JSON file a second for --seconds, a 5-second trigger, a Parquet sink. 
 S3 announces them (S3 -> SQS on the local stand-in); Spark's own file source lists a local directory
 that gets the same files (written whole, then renamed into place). The two run one after the other, in
 fresh processes, --reps times each in alternating order. A file's latency is the time from its upload
-to the commit of the sink batch that holds its rows. It prints median and p95 of both and the ratio.
+to the commit of the sink batch that holds its rows. It prints median and p95 of both and the ratio, and
+the median time of each phase of a batch on either side (Spark's durationMs).
+
+Uploads fall at phases spread evenly over the second (file i at i + frac(0.5 + i * 0.618) s), so over the
+trigger interval too. Spark fires a trigger at whole multiples of its interval: an upload at the very
+instant a trigger fires goes into that batch or waits a whole interval, decided by which side looks
+first, within milliseconds. With --aligned every upload falls on a whole second, as before, and every
+fifth file (with a 5-second trigger) is such a coin toss.
 
 With --s3, Spark's file source watches s3a://bucket/<folder>/ on the same moto server instead of a local
 directory, and the files for it are uploaded there too (Hadoop's S3A filesystem: `make s3a-jars`, Spark
@@ -15,6 +22,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import os
 import shutil
 import statistics
@@ -26,19 +34,11 @@ import time
 from pathlib import Path
 
 from devtools.committed import first_listings
+from devtools.local_spark import BENCH_SPARKS as SPARKS, sparks_of
 
 ROOT = Path(__file__).resolve().parents[1]
-SPARKS = {"4.3": ROOT / ".venv" / "bin" / "python", "4.0.2": ROOT / ".venv-spark40" / "bin" / "python"}
 SCHEMA = "id LONG, sent DOUBLE"
-
-
-def sparks_of(p: argparse.ArgumentParser, text: str) -> list[str]:
-    """--spark's comma-separated PySparks, each one set up here, or the parser's error."""
-    sparks = [s for s in text.split(",") if s]
-    for s in sparks:
-        if s not in SPARKS or not SPARKS[s].exists():
-            p.error(f"--spark: {s!r} is not set up here; choose from {', '.join(SPARKS)}")
-    return sparks
+GOLDEN = (math.sqrt(5) - 1) / 2  # the phase step: frac(0.5 + i * GOLDEN) spreads evenly over [0, 1)
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -51,8 +51,14 @@ def batch_commit_times(table: Path) -> dict[str, float]:
     return {path.name: mtime for path, (_, mtime) in first_listings(table).items()}
 
 
+def upload_times(start: float, seconds: int, aligned: bool) -> list[float]:
+    """When each of the trickle's files is uploaded: one a second, on whole seconds when aligned, else at
+    phases spread evenly over the second."""
+    return [start + i + (0.0 if aligned else (0.5 + i * GOLDEN) % 1.0) for i in range(seconds)]
+
+
 def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, bucket: str, queue: str,
-           on_s3: bool = False) -> dict:
+           on_s3: bool = False, aligned: bool = False) -> dict:
     import boto3
     import pyarrow.parquet as pq
     from pyspark.sql import SparkSession
@@ -88,7 +94,8 @@ def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, buc
     sent: dict[int, float] = {}
 
     def trickle():
-        for i in range(seconds):
+        for i, due in enumerate(upload_times(math.ceil(time.time()), seconds, aligned)):
+            time.sleep(max(0.0, due - time.time()))
             body = json.dumps({"id": i, "sent": time.time()}).encode() + b"\n"
             if kind == "native" and on_s3:
                 s3.put_object(Bucket=bucket, Key=f"{native_prefix}f-{i:04d}.json", Body=body)
@@ -99,7 +106,6 @@ def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, buc
             else:
                 s3.put_object(Bucket=bucket, Key=f"trickle/{kind}-{work.name}/f-{i:04d}.json", Body=body)
             sent[i] = time.time()
-            time.sleep(max(0.0, 1.0 - (time.time() % 1.0)))
     t = threading.Thread(target=trickle)
     t.start()
     t.join()
@@ -112,6 +118,7 @@ def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, buc
             break
         time.sleep(0.2)
     time.sleep(1)
+    phases = batch_phases(q.recentProgress)
     q.stop()
     spark.stop()
     commits = batch_commit_times(work / "table")
@@ -121,7 +128,16 @@ def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, buc
             latencies.append(committed - sent[row["id"]])
     if len(latencies) != seconds:
         raise SystemExit(f"{kind}: {len(latencies)} of {seconds} files reached the sink")
-    return {"median": statistics.median(latencies), "p95": percentile(latencies, 0.95), "files": len(latencies)}
+    return {"median": statistics.median(latencies), "p95": percentile(latencies, 0.95), "files": len(latencies),
+            "phases": phases}
+
+
+def batch_phases(progress: list[dict]) -> dict[str, float]:
+    """Median milliseconds of each phase Spark reports (durationMs) over the batches that read rows: where a
+    batch's time goes, on either side."""
+    batches = [p["durationMs"] for p in progress if p.get("numInputRows")]
+    names = sorted({k for d in batches for k in d}, key=lambda k: -statistics.median(d.get(k, 0) for d in batches))
+    return {k: statistics.median(d.get(k, 0) for d in batches) for k in names} if batches else {}
 
 
 def main(argv=None) -> int:
@@ -132,13 +148,15 @@ def main(argv=None) -> int:
     p.add_argument("--s3", action="store_true", help="Spark's file source watches an s3a:// folder on the moto "
                                                      "server (Spark 4.0.2 only; make s3a-jars first)")
     p.add_argument("--reps", type=int, default=2)
+    p.add_argument("--aligned", action="store_true", help="upload on whole seconds, so every trigger instant "
+                                                          "meets an upload (the schedule before phases were spread)")
     p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
     for name in ("--work", "--endpoint", "--bucket", "--queue"):
         p.add_argument(name, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker, Path(args.work), args.seconds, args.trigger, args.endpoint, args.bucket,
-                                args.queue, args.s3)))
+                                args.queue, args.s3, args.aligned)))
         return 0
     sparks = sparks_of(p, args.spark or ("4.0.2" if args.s3 else "4.0.2,4.3"))
     if args.seconds < 5 or args.reps < 1:
@@ -156,7 +174,8 @@ def main(argv=None) -> int:
     server = start_moto_server()
     try:
         print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
-              f"1 file/s for {args.seconds} s, trigger {args.trigger}; Spark's file source "
+              f"1 file/s for {args.seconds} s ({'on whole seconds' if args.aligned else 'phases spread'}), "
+              f"trigger {args.trigger}; Spark's file source "
               f"{'lists s3a:// on the moto server' if args.s3 else 'lists a local directory'}", flush=True)
         rows = []
         for spark in sparks:
@@ -173,7 +192,8 @@ def main(argv=None) -> int:
                         r = subprocess.run([str(py), __file__, "--worker", kind, "--work", str(work), "--seconds",
                                             str(args.seconds), "--trigger", args.trigger, "--endpoint",
                                             server.endpoint_url, "--bucket", path.bucket, "--queue", path.queue_url,
-                                            *(["--s3"] if args.s3 else [])],
+                                            *(["--s3"] if args.s3 else []),
+                                            *(["--aligned"] if args.aligned else [])],
                                            env=env, capture_output=True, text=True, timeout=900)
                         if r.returncode != 0:
                             raise SystemExit(f"{kind} failed:\n{r.stderr[-3000:]}")
@@ -181,8 +201,9 @@ def main(argv=None) -> int:
                     finally:
                         shutil.rmtree(work, ignore_errors=True)
                     res[kind].append(out)
-                    print(f"  Spark {spark:6s} {kind:7s} median {out['median']:5.1f} s  p95 {out['p95']:5.1f} s",
-                          flush=True)
+                    phases = ", ".join(f"{k} {v:,.0f}" for k, v in out["phases"].items())
+                    print(f"  Spark {spark:6s} {kind:7s} median {out['median']:5.1f} s  p95 {out['p95']:5.1f} s;"
+                          f" a batch's median ms: {phases}", flush=True)
             rows.append((spark, res))
         print(f"\n{'Spark':6s} {'native median/p95':>18s} {'s3-sqs median/p95':>18s} {'ratio (median)':>15s}")
         for spark, res in rows:

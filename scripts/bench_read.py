@@ -14,6 +14,9 @@ there: this source lists s3://bucket/<format>/ once and reads the objects with p
 source reads s3a://bucket/<format>/ through Hadoop's S3A filesystem (the jars `make s3a-jars` fetches,
 for Spark 4.0.2's Hadoop 3.4.1; so --s3 runs on 4.0.2 only). moto serves both, so the figures compare
 the two readers on one S3 stand-in, not S3 itself.
+
+With --sink noop both queries read every row and write nothing (Spark's `noop` sink): the read alone, so
+a Parquet-sink run's time splits into reading and writing.
 """
 from __future__ import annotations
 
@@ -27,6 +30,8 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+
+from devtools.local_spark import BENCH_SPARKS as SPARKS, sparks_of
 
 ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = "id LONG, user STRING, amount DOUBLE, country STRING, ts STRING"
@@ -43,7 +48,6 @@ FORMATS = {
 SCHEMAS = {"text": "value STRING"}  # the others: SCHEMA
 # Spark's Avro reader is a separate jar, fetched from Maven Central when it can be (4.3.0's is not published).
 AVRO_JAR = {"4.3": "4.2.0", "4.0": "4.0.2"}
-SPARKS = {"4.3": ROOT / ".venv" / "bin" / "python", "4.0.2": ROOT / ".venv-spark40" / "bin" / "python"}
 
 
 # ------------------------------------------------------------------------------------------ data
@@ -95,7 +99,8 @@ def make_data(root: Path, fmt: str, files: int, rows: int) -> int:
 
 # ---------------------------------------------------------------------------------------- worker
 
-def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: str, queue_url: str) -> dict:
+def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: str, queue_url: str,
+           sink: str = "parquet") -> dict:
     import pyspark
     from pyspark.sql import SparkSession
 
@@ -146,8 +151,8 @@ def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: s
     t0 = time.perf_counter()
     if os.environ.get("BENCH_DETAIL"):
         print(f"query start at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)
-    q = (df.writeStream.format("parquet").option("path", str(out / "table"))
-         .option("checkpointLocation", str(out / "ck")).start())
+    writer = df.writeStream.format(sink).option("checkpointLocation", str(out / "ck"))
+    q = (writer.option("path", str(out / "table")) if sink == "parquet" else writer).start()
     rows, batches = wait_for_rows(q, expected, f"{kind} {fmt}")
     seconds = time.perf_counter() - t0
     if os.environ.get("BENCH_DETAIL"):
@@ -171,13 +176,15 @@ def upload(s3, folder: Path, fmt: str) -> None:
         list(pool.map(lambda p: s3.upload_file(str(p), S3_BUCKET, f"{fmt}/{p.name}"), sorted(folder.iterdir())))
 
 
-def run_one(python: Path, kind: str, fmt: str, data: str, expected: int, endpoint: str, queue: str) -> dict:
+def run_one(python: Path, kind: str, fmt: str, data: str, expected: int, endpoint: str, queue: str,
+            sink: str) -> dict:
     out = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-"))
     try:
         env = {**os.environ, "PYSPARK_PYTHON": str(python), "PYSPARK_DRIVER_PYTHON": str(python),
                "SPARK_LOCAL_IP": "127.0.0.1"}
         r = subprocess.run([str(python), __file__, "--worker", kind, "--format", fmt, "--data", data,
-                            "--out", str(out), "--expected", str(expected), "--endpoint", endpoint, "--queue", queue],
+                            "--out", str(out), "--expected", str(expected), "--endpoint", endpoint, "--queue", queue,
+                            "--sink", sink],
                            env=env, capture_output=True, text=True, timeout=1800)
         if r.returncode != 0:
             raise SystemExit(f"{kind} {fmt} failed:\n{r.stderr[-3000:]}")
@@ -194,23 +201,22 @@ def main(argv=None) -> int:
     p.add_argument("--scale", type=float, default=1.0, help="multiply the number of files (default 1)")
     p.add_argument("--s3", action="store_true", help="read from a bucket on the moto server (Spark's file source "
                                                      "through s3a://; Spark 4.0.2 only; make s3a-jars first)")
+    p.add_argument("--sink", choices=["parquet", "noop"], default="parquet",
+                   help="parquet: a Parquet file sink (default); noop: read every row and write nothing")
     p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
     for name in ("--format", "--data", "--out", "--expected", "--endpoint", "--queue"):
         p.add_argument(name, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker, args.format, args.data, Path(args.out), int(args.expected),
-                                args.endpoint, args.queue)))
+                                args.endpoint, args.queue, args.sink)))
         return 0
 
     formats = [f for f in args.formats.split(",") if f]
-    sparks = [s for s in (args.spark or ("4.0.2" if args.s3 else "4.0.2,4.3")).split(",") if s]
+    sparks = sparks_of(p, args.spark or ("4.0.2" if args.s3 else "4.0.2,4.3"))
     for f in formats:
         if f not in FORMATS:
             p.error(f"--formats: unknown format {f!r}; choose from {', '.join(FORMATS)}")
-    for s in sparks:
-        if s not in SPARKS or not SPARKS[s].exists():
-            p.error(f"--spark: {s!r} is not set up here; choose from {', '.join(SPARKS)} (make setup builds both)")
     if args.reps < 1:
         p.error("--reps must be at least 1")
     if args.s3:
@@ -233,7 +239,7 @@ def main(argv=None) -> int:
             s3.create_bucket(Bucket=S3_BUCKET)
         load = os.getloadavg()[0]
         print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {load:.1f}; {args.reps} runs each, "
-              f"alternating; times from query start to the last row committed; files "
+              f"alternating; times from query start to the last row committed, into a {args.sink} sink; files "
               f"{'in s3://' + S3_BUCKET + ' on the moto server' if args.s3 else 'on local disk'}", flush=True)
         results = []
         for fmt in formats:
@@ -251,7 +257,7 @@ def main(argv=None) -> int:
                 for rep in range(args.reps):
                     order = kinds if rep % 2 == 0 else kinds[::-1]
                     for kind in order:
-                        r = run_one(SPARKS[spark], kind, fmt, source, expected, server.endpoint_url, queue)
+                        r = run_one(SPARKS[spark], kind, fmt, source, expected, server.endpoint_url, queue, args.sink)
                         if "unavailable" in r:  # Spark's reader cannot be loaded here: only this source's figure
                             print(f"  {fmt:8s} Spark {spark:6s} native  {r['unavailable']}", flush=True)
                             kinds = ["s3sqs"]

@@ -40,7 +40,8 @@ import pyarrow.parquet as pq
 
 from devtools import processes
 from devtools.local_aws import local_aws, wire_consumer, work_dir
-from devtools.local_spark import CLUSTER_MASTER, LOCAL_MASTER, ROOT, job_command, job_env, private_spark_home
+from devtools.local_spark import (CLUSTER_MASTER, LOCAL_MASTER, ROOT, job_command, job_env, private_spark_home,
+                                  wait_for)
 from devtools.committed import committed_rows
 
 REGION = "us-east-1"
@@ -226,13 +227,13 @@ def run_outage(server, work: Path, seconds: float, waves: int, files: int, maste
     frozen_at = None
     try:
         upload_wave(0)
-        if not _wait(lambda: _committed(ck) or job.proc.poll() is not None, 300):
+        if not wait_for(lambda: _committed(ck) or job.proc.poll() is not None, 300, interval=0.2):
             raise SystemExit("no batch committed within 300 s: see run-outage.log")
         for w in range(1, waves):
             before = _logged(ck)
             upload_wave(w)
             if w == 1:  # mid-stream: as soon as a batch of this wave is planned
-                _wait(lambda: _logged(ck) - before or job.proc.poll() is not None, 120, interval=0.01)
+                wait_for(lambda: _logged(ck) - before or job.proc.poll() is not None, 120, interval=0.01)
                 frozen_at = _phase(ck)
                 os.kill(server.process.pid, signal.SIGSTOP)
                 try:
@@ -241,8 +242,8 @@ def run_outage(server, work: Path, seconds: float, waves: int, files: int, maste
                     os.kill(server.process.pid, signal.SIGCONT)
         expected = len(uploaded)
         # Ridden through: the same run, still running, has every row in the sink.
-        rode_through = _wait(lambda: job.proc.poll() is not None or
-                             len(committed_rows(work / "out", ["id"])) >= expected, 300 + seconds, interval=1) \
+        rode_through = wait_for(lambda: job.proc.poll() is not None or
+                                len(committed_rows(work / "out", ["id"])) >= expected, 300 + seconds, interval=1) \
             and job.proc.poll() is None
     finally:
         job.kill()
@@ -250,15 +251,6 @@ def run_outage(server, work: Path, seconds: float, waves: int, files: int, maste
     rc = final.wait(timeout=900)
     return {"outage_seconds": seconds, "master": master, "frozen_at": frozen_at, "rode_through": rode_through,
             **account(work, sqs, q, dlq, uploaded, rc)}
-
-
-def _wait(predicate, timeout: float, interval: float = 0.2) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return False
 
 
 def _committed(ck: Path) -> set[int]:

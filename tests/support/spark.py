@@ -4,12 +4,11 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
-import time
 from pathlib import Path
 
 import pytest
 
-from devtools.local_spark import LOCAL_MASTER, ROOT, job_command, job_env, private_spark_home
+from devtools.local_spark import LOCAL_MASTER, ROOT, job_command, job_env, private_spark_home, wait_for  # noqa: F401
 
 
 def pyspark_version() -> tuple[int, int]:
@@ -64,10 +63,3 @@ class Job:
         return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
 
 
-def wait_for(predicate, timeout: float, interval: float = 0.05) -> bool:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return True
-        time.sleep(interval)
-    return False
