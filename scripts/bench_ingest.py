@@ -7,7 +7,9 @@ script uploads the same files to two fresh bucket -> queue pairs, then:
   parse it with pyarrow, delete the messages), with no Spark and no state;
 - connector: app/job.py --until-drained, timed from its first planned batch to its last commit.
 It prints both times, their ratio (1.0 = the connector is as fast as moto allows), and what each paid in
-SQS calls (receive + delete + visibility) per file; --reps runs alternate their order.
+SQS calls (receive + delete + visibility) per file; --reps runs alternate their order. For each run it
+prints where the connector's time went: receiving until its first plan, then each batch (its planning
+included).
 """
 from __future__ import annotations
 
@@ -15,6 +17,7 @@ import argparse
 import io
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -98,16 +101,27 @@ def connector(endpoint: str, queue_url: str, work: Path, max_files: int) -> tupl
     last = max(p.stat().st_mtime for p in (work / "ck" / "commits").iterdir() if p.name.isdigit())
     stats = read_status(Snapshots(LocalStore(str(work / "ck" / "source-state"))))["stats"]
     calls = sum(n for k, n in stats.items() if k.startswith("sqs_calls_") and k != "sqs_calls_GetQueueAttributes")
-    return last - source_opened_at(work / "job.log"), wall, len(committed_rows(work / "out", ["id"])), calls
+    return last - logged_at(work / "job.log", "s3-sqs source on"), wall, len(committed_rows(work / "out", ["id"])), calls
 
 
-def source_opened_at(log: Path) -> float:
-    """When the source opened its state, just before its first receive (from the job log)."""
+def logged_at(log: Path, text: str) -> float:
+    """When the job first logged a line holding `text` (the source's log lines carry a time)."""
     for line in log.read_text(errors="replace").splitlines():
-        if "s3-sqs source on" in line:
+        if text in line and line[:2] == "20":
             stamp = line[:23]  # "2026-11-21 22:30:01,123", the job's local time
             return time.mktime(time.strptime(stamp[:19], "%Y-%m-%d %H:%M:%S")) + int(stamp[20:23]) / 1000
-    raise SystemExit(f"no 's3-sqs source on' line in {log}")
+    raise SystemExit(f"no {text!r} line in {log}")
+
+
+BATCH_LINE = re.compile(r"^\[job\] batch \d+: .*? in ([\d.]+) s .*?; planning ([\d,]+) ms")
+
+
+def where_time_went(log: Path) -> str:
+    """Receiving until the first plan, then each batch's time with its planning, from the job's log."""
+    first_plan = logged_at(log, "s3-sqs: planned offsets") - logged_at(log, "s3-sqs source on")
+    batches = [m.groups() for m in map(BATCH_LINE.match, log.read_text(errors="replace").splitlines()) if m]
+    return (f"receiving until the first plan {first_plan:.1f} s; batches "
+            + ", ".join(f"{float(s):.1f} s ({int(ms.replace(',', '')) / 1000:.1f} planning)" for s, ms in batches))
 
 
 def main(argv=None) -> int:
@@ -143,7 +157,8 @@ def main(argv=None) -> int:
                                  f"expected {args.files * args.rows}")
             results.append((c_secs, window, wall, c_calls, calls))
             print(f"  run {rep + 1}: ceiling {c_secs:5.1f} s, connector {window:5.1f} s (job {wall:.0f} s with "
-                  f"Spark start-up); time ratio {window / c_secs:.2f}", flush=True)
+                  f"Spark start-up); time ratio {window / c_secs:.2f}\n"
+                  f"         the connector's window: {where_time_went(work / 'job.log')}", flush=True)
         c_secs = statistics.median(r[0] for r in results)
         window = statistics.median(r[1] for r in results)
         ratios = sorted(r[1] / r[0] for r in results)
