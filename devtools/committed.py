@@ -38,8 +38,9 @@ def first_listings(output: Path) -> dict[Path, tuple[int, float]]:
     batch's commit: every tenth entry (`N.compact`) lists again every file before it, written later."""
     first: dict[Path, tuple[int, float]] = {}
     for batch, entry, records in sink_log(output):
+        committed = (batch, entry.stat().st_mtime)
         for rec in records:
-            first.setdefault(_local(rec["path"]), (batch, entry.stat().st_mtime))
+            first.setdefault(_local(rec["path"]), committed)
     return first
 
 

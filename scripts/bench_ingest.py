@@ -101,12 +101,17 @@ def connector(endpoint: str, queue_url: str, work: Path, max_files: int) -> tupl
     last = max(p.stat().st_mtime for p in (work / "ck" / "commits").iterdir() if p.name.isdigit())
     stats = read_status(Snapshots(LocalStore(str(work / "ck" / "source-state"))))["stats"]
     calls = sum(n for k, n in stats.items() if k.startswith("sqs_calls_") and k != "sqs_calls_GetQueueAttributes")
-    return last - logged_at(work / "job.log", "s3-sqs source on"), wall, len(committed_rows(work / "out", ["id"])), calls
+    opened = logged_at(log_lines(work / "job.log"), "s3-sqs source on", work / "job.log")
+    return last - opened, wall, len(committed_rows(work / "out", ["id"])), calls
 
 
-def logged_at(log: Path, text: str) -> float:
+def log_lines(log: Path) -> list[str]:
+    return log.read_text(errors="replace").splitlines()
+
+
+def logged_at(lines: list[str], text: str, log: Path) -> float:
     """When the job first logged a line holding `text` (the source's log lines carry a time)."""
-    for line in log.read_text(errors="replace").splitlines():
+    for line in lines:
         if text in line and line[:2] == "20":
             stamp = line[:23]  # "2026-11-21 22:30:01,123", the job's local time
             return time.mktime(time.strptime(stamp[:19], "%Y-%m-%d %H:%M:%S")) + int(stamp[20:23]) / 1000
@@ -118,8 +123,9 @@ BATCH_LINE = re.compile(r"^\[job\] batch \d+: .*? in ([\d.]+) s .*?; planning ([
 
 def where_time_went(log: Path) -> str:
     """Receiving until the first plan, then each batch's time with its planning, from the job's log."""
-    first_plan = logged_at(log, "s3-sqs: planned offsets") - logged_at(log, "s3-sqs source on")
-    batches = [m.groups() for m in map(BATCH_LINE.match, log.read_text(errors="replace").splitlines()) if m]
+    lines = log_lines(log)
+    first_plan = logged_at(lines, "s3-sqs: planned offsets", log) - logged_at(lines, "s3-sqs source on", log)
+    batches = [m.groups() for m in map(BATCH_LINE.match, lines) if m]
     return (f"receiving until the first plan {first_plan:.1f} s; batches "
             + ", ".join(f"{float(s):.1f} s ({int(ms.replace(',', '')) / 1000:.1f} planning)" for s, ms in batches))
 

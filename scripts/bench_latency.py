@@ -136,8 +136,8 @@ def batch_phases(progress: list[dict]) -> dict[str, float]:
     """Median milliseconds of each phase Spark reports (durationMs) over the batches that read rows: where a
     batch's time goes, on either side."""
     batches = [p["durationMs"] for p in progress if p.get("numInputRows")]
-    names = sorted({k for d in batches for k in d}, key=lambda k: -statistics.median(d.get(k, 0) for d in batches))
-    return {k: statistics.median(d.get(k, 0) for d in batches) for k in names} if batches else {}
+    medians = {k: statistics.median(d.get(k, 0) for d in batches) for k in {k for d in batches for k in d}}
+    return dict(sorted(medians.items(), key=lambda kv: -kv[1]))
 
 
 def main(argv=None) -> int:

@@ -28,7 +28,7 @@ import boto3
 
 from devtools.committed import committed_rows
 from devtools.local_aws import local_aws, wire_consumer
-from devtools.local_spark import LOCAL_MASTER, job_command, job_env
+from devtools.local_spark import LOCAL_MASTER, job_command, job_env, wait_for
 
 REGION = "us-east-1"
 ROWS = 100
@@ -95,13 +95,11 @@ def run_peer(work: Path, n: int) -> tuple[float, list]:
 
 
 def _wait_queued(sqs, url: str, timeout: float = 30) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
+    def queued() -> bool:
         a = sqs.get_queue_attributes(QueueUrl=url, AttributeNames=["ApproximateNumberOfMessages"])["Attributes"]
-        if int(a["ApproximateNumberOfMessages"]) >= 1:
-            return
-        time.sleep(0.1)
-    raise SystemExit("the upload's notification never reached the queue")
+        return int(a["ApproximateNumberOfMessages"]) >= 1
+    if not wait_for(queued, timeout, interval=0.1):
+        raise SystemExit("the upload's notification never reached the queue")
 
 
 def _check(rc: int, out: Path, what: str, log: Path) -> None:

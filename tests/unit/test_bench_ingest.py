@@ -1,12 +1,9 @@
 """bench_ingest's account of the connector's window, read from the job's own log lines."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.scripts import load_script
 
 LOG = """\
 [job] query s3-sqs-ingest started: http://127.0.0.1:1/123456789012/q -> /tmp/out
@@ -20,10 +17,7 @@ LOG = """\
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_ingest", ROOT / "scripts" / "bench_ingest.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench_ingest")
 
 
 def test_the_window_splits_into_receiving_and_each_batch(bench, tmp_path):
@@ -37,4 +31,4 @@ def test_a_log_without_the_source_line_is_named(bench, tmp_path):
     log = tmp_path / "job.log"
     log.write_text("[job] batch 0: 1 files, 1 rows in 1.0 s (1 rows/s); planning 1 ms\n")
     with pytest.raises(SystemExit, match="no 's3-sqs source on' line"):
-        bench.logged_at(log, "s3-sqs source on")
+        bench.logged_at(bench.log_lines(log), "s3-sqs source on", log)

@@ -1,20 +1,14 @@
 """The trickle benchmark's schedule and its per-phase figures (scripts/bench_latency.py)."""
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
 import pytest
 
-ROOT = Path(__file__).resolve().parents[2]
+from tests.support.scripts import load_script
 
 
 @pytest.fixture(scope="module")
 def bench():
-    spec = importlib.util.spec_from_file_location("bench_latency", ROOT / "scripts" / "bench_latency.py")
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_script("bench_latency")
 
 
 def test_aligned_uploads_fall_on_whole_seconds(bench):
