@@ -525,8 +525,9 @@ class SourceCleanerRole(Construct):
         if archive_bucket is not None:
             statements.append(iam.PolicyStatement(
                 sid="WriteArchive",
-                # GetObject: the copy is checked (HEAD) before the source is deleted.
-                actions=["s3:PutObject", "s3:GetObject"],
+                # GetObject: the copy is checked (HEAD) before the source is deleted. AbortMultipartUpload: a
+                # copy in parts (over 5 GiB) that fails is aborted, not left as invisible parts.
+                actions=["s3:PutObject", "s3:GetObject", "s3:AbortMultipartUpload"],
                 resources=[f"arn:{Aws.PARTITION}:s3:::{archive_bucket}/{archive_prefix}*"],
             ))
         if encryption_key is not None:

@@ -60,7 +60,8 @@ def test_on_exactly_one_role_may_delete_and_only_what_the_consumers_read(cleanin
                                                  f"<{ckpt}.Arn>/checkpoints/ingest/source-state/committed/*"]),
         "KeepCleaningJournal": (["s3:GetObject", "s3:PutObject"], [f"<{ckpt}.Arn>/source-cleaning/*"]),
         "ListMarkersAndJournal": (["s3:ListBucket"], [f"<{ckpt}.Arn>"]),
-        "WriteArchive": (["s3:GetObject", "s3:PutObject"], ["arn:<AWS::Partition>:s3:::acme-archive/landing/*"]),
+        "WriteArchive": (["s3:AbortMultipartUpload", "s3:GetObject", "s3:PutObject"],
+                         ["arn:<AWS::Partition>:s3:::acme-archive/landing/*"]),
     }
     assert set(by_sid) == set(expected)
     for sid, (actions, resources) in expected.items():

@@ -14,9 +14,11 @@ import uuid
 
 import boto3
 import pytest
+from botocore.exceptions import ClientError
 
 from devtools.fault_proxy import FaultProxy, Faults
 from infra.local_stand_in import write_outputs_file
+from s3sqs.cleaning import actions
 from s3sqs.cleaning.cleaner import Cleaner, ConsumerMarkers
 from s3sqs.cleaning.rule import Consumer
 from s3sqs.config.clean import CleanSettingsError, parse_clean_settings
@@ -222,6 +224,68 @@ def test_a_file_overwritten_since_it_was_ingested_is_left_alone_and_reported(pla
                   cleanSourceRetention="1d").run(True, on_row=rows.append)
     assert [(r.status, "changed since it was ingested" in r.detail) for r in rows] == [(CleanStatus.CHANGED, True)]
     assert place.body(place.src, "in/a.csv") == b"second, longer" and place.keys(place.arch) == []
+
+
+# ---- an object too big for one CopyObject ----
+
+class FailingPart:
+    """The S3 client, but the second part of a copy in parts fails with `code`."""
+
+    def __init__(self, s3, code: str):
+        self.s3, self.code = s3, code
+
+    def __getattr__(self, name):
+        return getattr(self.s3, name)
+
+    def upload_part_copy(self, **kw):
+        if kw["PartNumber"] == 2:
+            raise ClientError({"Error": {"Code": self.code, "Message": "injected"}}, "UploadPartCopy")
+        return self.s3.upload_part_copy(**kw)
+
+
+def put_in_parts(place: Place, key: str, parts: list[bytes]) -> None:
+    """An object uploaded in parts, as every object over 5 GiB is (its eTag ends in -N)."""
+    up = place.s3.create_multipart_upload(Bucket=place.src, Key=key, ContentType="text/csv",
+                                          Metadata={"origin": "sensor-7"})["UploadId"]
+    done = [{"PartNumber": n, "ETag": place.s3.upload_part(Bucket=place.src, Key=key, UploadId=up, PartNumber=n,
+                                                           Body=body)["ETag"]} for n, body in enumerate(parts, 1)]
+    place.s3.complete_multipart_upload(Bucket=place.src, Key=key, UploadId=up, MultipartUpload={"Parts": done})
+
+
+@pytest.fixture
+def small_copy_limit(monkeypatch):
+    """Copies in parts from 5 MiB (moto's smallest part) instead of 5 GiB."""
+    monkeypatch.setattr(actions, "SINGLE_COPY_LIMIT", 5 << 20)
+    monkeypatch.setattr(actions, "PART_BYTES", 5 << 20)
+
+
+def test_a_file_over_copy_objects_limit_is_archived_in_parts_with_its_metadata(place, small_copy_limit):
+    parts = [bytes([65 + i]) * (6 << 20) for i in range(2)]  # 12 MiB: parts of 5, 5 and 2 MiB
+    put_in_parts(place, "in/big.csv", parts)
+    place.commit_as("ingest", ["in/big.csv"], now_ms() - 2 * DAY)
+    c = place.cleaner([Consumer("ingest", "in/")], cleanSource="archive", sourceArchiveLocation=f"s3://{place.arch}/",
+                      cleanSourceRetention="1d")
+    assert run(c) == {"in/big.csv": CleanStatus.ARCHIVED}
+    assert place.body(place.arch, "in/big.csv") == b"".join(parts) and place.keys(place.src) == []
+    copy = place.s3.head_object(Bucket=place.arch, Key="in/big.csv")
+    assert copy["ETag"].endswith('-3"') and copy["ContentType"] == "text/csv" and copy["Metadata"] == {"origin": "sensor-7"}
+
+
+@pytest.mark.parametrize("code,status", [("PreconditionFailed", CleanStatus.CHANGED), ("InternalError", CleanStatus.FAILED)])
+def test_a_copy_in_parts_that_fails_keeps_the_source_and_leaves_no_upload_behind(place, small_copy_limit, code, status):
+    put_in_parts(place, "in/big.csv", [b"x" * (6 << 20), b"y" * (6 << 20)])
+    place.commit_as("ingest", ["in/big.csv"], now_ms() - 2 * DAY)
+    c = place.cleaner([Consumer("ingest", "in/")], cleanSource="archive", sourceArchiveLocation=f"s3://{place.arch}/",
+                      cleanSourceRetention="1d")
+    c.s3 = FailingPart(place.s3, code)
+    rows = []
+    c.run(True, on_row=rows.append)
+    assert [r.status for r in rows] == [status], rows[0].detail
+    assert place.keys(place.src) == ["in/big.csv"] and place.keys(place.arch) == []
+    assert place.s3.list_multipart_uploads(Bucket=place.arch).get("Uploads", []) == []
+    if status == CleanStatus.FAILED:  # the next run, with nothing failing, finishes it ("changed" is final)
+        c.s3 = place.s3
+        assert run(c) == {"in/big.csv": CleanStatus.ARCHIVED}
 
 
 # ---- source-state clean, killed between the copy and the delete ----

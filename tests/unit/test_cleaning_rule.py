@@ -5,7 +5,7 @@ import re
 
 import pytest
 
-from s3sqs.cleaning.actions import copy_problem
+from s3sqs.cleaning.actions import MAX_PARTS, copy_problem, part_ranges
 from s3sqs.cleaning import progress
 from s3sqs.cleaning.progress import Mark, Seen, advance, after, journal_after, starts_over
 from s3sqs.cleaning.rule import Commit, Consumer, Head, by_markers, judge
@@ -70,6 +70,16 @@ def test_a_commit_of_another_etag_by_a_consumer_that_committed_the_current_one_t
 
 
 # ---- checking the archive's copy ----
+
+def test_a_copy_in_parts_covers_every_byte_once_in_at_most_ten_thousand_parts():
+    assert part_ranges(12, 5) == [(0, 4), (5, 9), (10, 11)]
+    assert part_ranges(10, 5) == [(0, 4), (5, 9)]
+    for size in (5 << 30 | 1, 6 << 40, 5 << 40):  # just over CopyObject's limit; 6 TiB, beyond S3's 5 TiB
+        ranges = part_ranges(size, 512 << 20)
+        assert len(ranges) <= MAX_PARTS and ranges[0][0] == 0 and ranges[-1][1] == size - 1
+        assert all(b[0] == a[1] + 1 for a, b in zip(ranges, ranges[1:]))
+        assert all(last - first + 1 >= 512 << 20 for first, last in ranges[:-1])
+
 
 def test_a_copy_is_good_when_its_size_matches_and_a_single_part_etag_too():
     assert copy_problem(HEAD, Head(HEAD.etag, 10)) is None

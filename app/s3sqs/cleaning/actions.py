@@ -6,10 +6,16 @@
   the MD5 of the same bytes; a multipart source's eTag is not an MD5, so there the copy condition on the
   source's eTag and the size are the check. Only then delete the source. A kill between the copy and the
   delete leaves both; the rerun copies to the same key again (still one object in the archive), and deletes.
+  CopyObject copies up to 5 GiB: a bigger object is copied in parts (UploadPartCopy, each part on the same
+  eTag condition), carrying the source's metadata and content headers as CopyObject does (not its tags). A
+  part that fails aborts the upload, so no invisible half copy is left to pay for.
 - delete (and the last step of archive): the source is deleted only if it still has the committed eTag; in a
   versioned bucket the exact version read is deleted, so an object written under the key meanwhile stays.
 """
 from __future__ import annotations
+
+import logging
+from concurrent.futures import ThreadPoolExecutor
 
 from ..core.aws import error_code
 from ..core.errors import S3SqsError
@@ -25,6 +31,14 @@ class Changed(CleanError):
 
 
 _MISSING = ("404", "NoSuchKey", "NotFound")
+_CHANGED = ("PreconditionFailed", "412")
+SINGLE_COPY_LIMIT = 5 << 30  # the most CopyObject copies
+PART_BYTES = 512 << 20       # parts of a bigger copy (more when 10,000 of them would not hold the object)
+MAX_PARTS = 10_000
+PART_COPIES = 8              # parts copied at once: each is one server-side request
+_CARRIED = ("ContentType", "ContentEncoding", "ContentDisposition", "ContentLanguage", "CacheControl", "Expires",
+            "Metadata")
+log = logging.getLogger(__name__)
 
 
 def head(s3, bucket: str, key: str, *, strict: bool = False) -> Head | None:
@@ -47,10 +61,13 @@ def head(s3, bucket: str, key: str, *, strict: bool = False) -> Head | None:
 def archive(s3, bucket: str, key: str, obj: Head, to_bucket: str, to_key: str) -> None:
     """Copy, check the copy, then delete the source (see the module's notes)."""
     try:
-        s3.copy_object(Bucket=to_bucket, Key=to_key, CopySource={"Bucket": bucket, "Key": key},
-                       CopySourceIfMatch=obj.etag, MetadataDirective="COPY")
+        if obj.size > SINGLE_COPY_LIMIT:
+            copy_in_parts(s3, bucket, key, obj, to_bucket, to_key)
+        else:
+            s3.copy_object(Bucket=to_bucket, Key=to_key, CopySource={"Bucket": bucket, "Key": key},
+                           CopySourceIfMatch=obj.etag, MetadataDirective="COPY")
     except Exception as e:
-        if error_code(e) in ("PreconditionFailed", "412"):
+        if error_code(e) in _CHANGED:
             raise Changed(f"s3://{bucket}/{key} changed before it could be copied: left alone") from None
         raise CleanError(f"copying s3://{bucket}/{key} to s3://{to_bucket}/{to_key} failed: {e}") from e
     copy = head(s3, to_bucket, to_key, strict=True)
@@ -58,6 +75,41 @@ def archive(s3, bucket: str, key: str, obj: Head, to_bucket: str, to_key: str) -
     if problem:
         raise CleanError(f"the copy s3://{to_bucket}/{to_key} of s3://{bucket}/{key} {problem}: the source is kept")
     delete(s3, bucket, key, obj)
+
+
+def part_ranges(size: int, part_bytes: int) -> list[tuple[int, int]]:
+    """The inclusive byte ranges of a copy in parts: `part_bytes` each, or bigger when MAX_PARTS of them
+    would not hold `size`. (Pure.)"""
+    step = max(part_bytes, -(-size // MAX_PARTS))
+    return [(start, min(start + step, size) - 1) for start in range(0, size, step)]
+
+
+def copy_in_parts(s3, bucket: str, key: str, obj: Head, to_bucket: str, to_key: str) -> None:
+    """A copy of an object too big for CopyObject: a multipart upload of UploadPartCopy ranges."""
+    source = s3.head_object(Bucket=bucket, Key=key, IfMatch=obj.etag)
+    carried = {k: source[k] for k in _CARRIED if source.get(k)}
+    upload = s3.create_multipart_upload(Bucket=to_bucket, Key=to_key, **carried)["UploadId"]
+
+    def part(numbered: tuple[int, tuple[int, int]]) -> dict:
+        number, (first, last) = numbered
+        r = s3.upload_part_copy(Bucket=to_bucket, Key=to_key, UploadId=upload, PartNumber=number,
+                                CopySource={"Bucket": bucket, "Key": key}, CopySourceIfMatch=obj.etag,
+                                CopySourceRange=f"bytes={first}-{last}")
+        return {"PartNumber": number, "ETag": r["CopyPartResult"]["ETag"]}
+    pool = ThreadPoolExecutor(max_workers=PART_COPIES)
+    try:
+        parts = list(pool.map(part, enumerate(part_ranges(obj.size, PART_BYTES), start=1)))
+        s3.complete_multipart_upload(Bucket=to_bucket, Key=to_key, UploadId=upload, MultipartUpload={"Parts": parts})
+    except BaseException:
+        pool.shutdown(cancel_futures=True)  # the parts not started yet are not copied for nothing
+        try:
+            s3.abort_multipart_upload(Bucket=to_bucket, Key=to_key, UploadId=upload)
+        except Exception as e:  # the copy's own error is the one to raise; this one is said, not lost
+            log.warning("could not abort the multipart copy %s of s3://%s/%s (its parts stay until the bucket's "
+                        "lifecycle aborts incomplete uploads): %s", upload, to_bucket, to_key, e)
+        raise
+    finally:
+        pool.shutdown()
 
 
 def copy_problem(source: Head, copy: Head | None) -> str | None:
