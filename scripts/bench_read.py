@@ -199,6 +199,9 @@ def main(argv=None) -> int:
     p.add_argument("--spark", help="which PySparks, in order (default 4.0.2,4.3; with --s3, 4.0.2)")
     p.add_argument("--reps", type=int, default=3)
     p.add_argument("--scale", type=float, default=1.0, help="multiply the number of files (default 1)")
+    p.add_argument("--files", type=int, help="files per format instead of its default (then --scale is not used)")
+    p.add_argument("--rows", type=int, help="rows per file instead of the format's default (e.g. --formats xml "
+                                            "--files 8 --rows 125000: eight XML files of about 20 MB)")
     p.add_argument("--s3", action="store_true", help="read from a bucket on the moto server (Spark's file source "
                                                      "through s3a://; Spark 4.0.2 only; make s3a-jars first)")
     p.add_argument("--sink", choices=["parquet", "noop"], default="parquet",
@@ -219,6 +222,9 @@ def main(argv=None) -> int:
             p.error(f"--formats: unknown format {f!r}; choose from {', '.join(FORMATS)}")
     if args.reps < 1:
         p.error("--reps must be at least 1")
+    for flag, value in (("--files", args.files), ("--rows", args.rows)):
+        if value is not None and value < 1:
+            p.error(f"{flag} must be at least 1, not {value}")
     if args.s3:
         from devtools import jars
         problem = jars.s3a_problem(sparks)
@@ -244,7 +250,8 @@ def main(argv=None) -> int:
         results = []
         for fmt in formats:
             files, rows = FORMATS[fmt]
-            files = max(1, int(files * args.scale))
+            files = args.files or max(1, int(files * args.scale))
+            rows = args.rows or rows
             expected = make_data(data, fmt, files, rows)
             size = sum(p.stat().st_size for p in (data / fmt).iterdir())
             source = str(data)

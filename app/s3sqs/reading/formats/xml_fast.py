@@ -37,7 +37,7 @@ class NotFast(Exception):
 _FORBIDDEN = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")  # characters XML does not allow
 _FORBIDDEN_BYTES = bytes(range(9)) + b"\x0b\x0c" + bytes(range(14, 32))
 _XML_WS = " \t\n\r"
-_VALUE = r"((?:[^<&\r]|&(?:amp|lt|gt|quot|apos);)*)"
+_VALUE = r"((?:[^<&\r]++|&(?:amp|lt|gt|quot|apos);)*+)"
 _LEAF = re.compile(r"<([A-Za-z_][A-Za-z0-9_.-]*)(?:/>|>[^<]*</\1>)")
 _ENTITIES = (("&lt;", "<"), ("&gt;", ">"), ("&quot;", '"'), ("&apos;", "'"), ("&amp;", "&"))
 
@@ -84,7 +84,7 @@ def read(text: str, fields: list[pa.Field], fo: FormatOptions, utf8: bytes | Non
         return None
     names, row, start = shape
     matches = row.findall(text)
-    if not matches or len(matches) != sum(1 for _ in start.finditer(text)):
+    if not matches or len(matches) != len(start.findall(text)):
         return None  # some row has another shape
     columns = list(zip(*matches)) if len(names) > 1 else [matches]
     by_name: dict[str, pa.Field] = {}
@@ -134,6 +134,9 @@ def convert(values: list[str], typ: pa.DataType, opts: dict) -> pa.Array:
         if null is not None:
             values = [None if v == null else v for v in values]
         return pa.array(values, typ)
+    fast = _typed_as_is(values, typ, opts)
+    if fast is not None:
+        return fast
     # Other types: white space alone is no value; then trimming, nullValue and the type's parser.
     clean = [(v.strip() if trim else v) if v.strip(_XML_WS) else None for v in values]
     if null is not None:
@@ -162,17 +165,35 @@ def _arrow_form(typ: pa.DataType, opts: dict) -> str | None:
     return None
 
 
+def _typed_as_is(values: list[str], typ: pa.DataType, opts: dict) -> pa.Array | None:
+    """The column by Arrow's cast when every text, as it stands, has the form Arrow reads as Spark does (the
+    forms hold no white space, so nothing needs trimming) and none is the nullValue; else None."""
+    form = _arrow_form(typ, opts)
+    if form is None:
+        return None
+    arr, null = pa.array(values, pa.string()), opts["nullValue"]
+    if null is not None and pc.any(pc.equal(arr, null)).as_py():
+        return None
+    return _by_arrow(arr, typ, form)
+
+
+def _by_arrow(arr: pa.Array, typ: pa.DataType, form: str) -> pa.Array | None:
+    """The texts cast by Arrow when each (null aside) has `form`, else None."""
+    if pc.all(pc.match_substring_regex(arr, form)).as_py() is False:
+        return None
+    try:
+        if pa.types.is_float32(typ):  # as the exact path: a double, then rounded to float
+            return pc.cast(arr, pa.float64()).cast(pa.float32(), safe=False)
+        return pc.cast(arr, typ)
+    except pa.ArrowInvalid:
+        return None  # out of range or an impossible date: the exact parser decides
+
+
 def _typed(clean: list[str | None], typ: pa.DataType, opts: dict) -> pa.Array:
     form = _arrow_form(typ, opts)
-    if form is not None:
-        arr = pa.array(clean, pa.string())
-        if pc.all(pc.match_substring_regex(arr, form)).as_py() is not False:
-            try:
-                if pa.types.is_float32(typ):  # as the exact path: a double, then rounded to float
-                    return pc.cast(arr, pa.float64()).cast(pa.float32(), safe=False)
-                return pc.cast(arr, typ)
-            except pa.ArrowInvalid:
-                pass  # out of range or an impossible date: the exact parser decides
+    out = _by_arrow(pa.array(clean, pa.string()), typ, form) if form is not None else None
+    if out is not None:
+        return out
     try:
         parse = caster(typ, opts)
         return pa.array([None if v is None else parse(v) for v in clean], typ)
