@@ -268,10 +268,12 @@ def test_a_file_over_copy_objects_limit_is_archived_in_parts_with_its_metadata(p
     assert run(c) == {"in/big.csv": CleanStatus.ARCHIVED}
     assert place.body(place.arch, "in/big.csv") == b"".join(parts) and place.keys(place.src) == []
     copy = place.s3.head_object(Bucket=place.arch, Key="in/big.csv")
-    assert copy["ETag"].endswith('-3"') and copy["ContentType"] == "text/csv" and copy["Metadata"] == {"origin": "sensor-7"}
+    assert copy["ETag"].endswith('-3"') and copy["ContentType"] == "text/csv"
+    assert copy["Metadata"] == {"origin": "sensor-7"}
 
 
-@pytest.mark.parametrize("code,status", [("PreconditionFailed", CleanStatus.CHANGED), ("InternalError", CleanStatus.FAILED)])
+@pytest.mark.parametrize("code,status", [("PreconditionFailed", CleanStatus.CHANGED),
+                                         ("InternalError", CleanStatus.FAILED)])
 def test_a_copy_in_parts_that_fails_keeps_the_source_and_leaves_no_upload_behind(place, small_copy_limit, code, status):
     put_in_parts(place, "in/big.csv", [b"x" * (6 << 20), b"y" * (6 << 20)])
     place.commit_as("ingest", ["in/big.csv"], now_ms() - 2 * DAY)

@@ -1,6 +1,7 @@
 """Big files without Spark: blocks cut at line breaks, byte ranges by Hadoop's line rule, the driver's
 split into pieces, and the rows of a file read in blocks or pieces equal to its rows read whole."""
 import gzip
+import io
 import json
 import random
 
@@ -13,7 +14,7 @@ from s3sqs.reading import blocks
 from s3sqs.reading.big import raw_blocks, stream_rows
 from s3sqs.reading.blocks import header_prefix, line_blocks, split_ranges, splittable
 from s3sqs.reading.filesystems import Filesystems
-from s3sqs.reading.formats import FormatOptions, reader_of
+from s3sqs.reading.formats import FormatOptions, MalformedFile, avro, reader_of
 from s3sqs.reading.reader import ReadSpec, read_partition
 
 import pyarrow.fs as pafs
@@ -223,6 +224,63 @@ def test_big_parquet_and_orc_files_are_read_a_row_group_or_stripe_at_a_time(fmt,
     schema = pa.schema(fields)
     got = pa.Table.from_batches(list(read_partition([local(path)], ReadSpec(FormatOptions(fmt, {})), schema, 1)))
     assert got.column("id").to_pylist() == list(range(n))
+
+
+def write_avro(path, n: int) -> None:
+    import fastavro
+    schema = {"type": "record", "name": "R", "fields": [{"name": "id", "type": "long"},
+                                                        {"name": "name", "type": "string"},
+                                                        {"name": "extra", "type": "int"}]}
+    records = ({"id": i, "name": f"n{i}", "extra": i % 7} for i in range(n))
+    with open(path, "wb") as out:  # small blocks (sync_interval), so the file has many
+        fastavro.writer(out, fastavro.parse_schema(schema), records, codec="deflate", sync_interval=16 << 10)
+
+
+@pytest.mark.parametrize("rescued", [None, "_rescued"])
+def test_big_avro_files_are_read_a_few_blocks_at_a_time(rescued, tmp_path, monkeypatch):
+    n = 30_000
+    path = tmp_path / "f.avro"
+    write_avro(path, n)
+    fields = [pa.field("id", pa.int64()), pa.field("name", pa.string())]
+    fo = FormatOptions("avro", {}, "PERMISSIVE", rescued)
+    reader = reader_of("avro")
+    monkeypatch.setattr(avro, "PART_BYTES", 64 << 10)
+    with open(path, "rb") as fh:
+        parts = list(reader.read_parts(fh, fields, fo, local(path)))
+    assert len(parts) > 4 and all(p.unknown == ("extra",) for p in parts)
+    whole = reader.read(pa.py_buffer(path.read_bytes()), fields, fo, local(path))
+    assert pa.concat_tables([p.table for p in parts]).equals(whole.table)
+    # Through the task's reader: streamed above BIG_COMPRESSED_BYTES (Avro is compressed inside), same rows.
+    assert [blocks.read_in_blocks("avro", {}, "f.avro", size) for size in (4 << 20, 5 << 20)] == [False, True]
+    monkeypatch.setattr(blocks, "BIG_COMPRESSED_BYTES", 0)
+    monkeypatch.setattr(avro, "read", lambda *a, **k: pytest.fail("a big Avro file was read whole"))
+    schema = pa.schema(fields)
+    got = pa.Table.from_batches(list(read_partition([local(path)], ReadSpec(FormatOptions("avro", {})), schema, 1)))
+    assert got.column("id").to_pylist() == list(range(n))
+
+
+def test_a_big_avro_file_that_breaks_off_is_malformed_but_a_failed_read_is_the_storage_s(tmp_path):
+    path = tmp_path / "f.avro"
+    write_avro(path, 5_000)
+    data = path.read_bytes()
+    fields = [pa.field("id", pa.int64())]
+    fo = FormatOptions("avro", {}, "PERMISSIVE", None)
+    with pytest.raises(MalformedFile, match="could not decode the Avro file"):
+        list(avro.read_parts(io.BytesIO(data[:len(data) * 2 // 3]), fields, fo))
+    with pytest.raises(MalformedFile, match="not an Avro file"):
+        list(avro.read_parts(io.BytesIO(b"PAR1 not avro"), fields, fo))
+
+    class Dropped(io.BytesIO):
+        def read(self, n=-1):
+            if self.tell() > len(data) // 2:
+                raise OSError("connection reset")
+            return super().read(n)
+    with pytest.raises(OSError, match="connection reset"):
+        list(avro.read_parts(Dropped(data), fields, fo))
+    header_only = tmp_path / "empty.avro"
+    write_avro(header_only, 0)
+    (part,) = avro.read_parts(io.BytesIO(header_only.read_bytes()), fields, fo)
+    assert part.table.num_rows == 0 and part.table.column_names == ["id"]
 
 
 @pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])

@@ -56,9 +56,11 @@ def splittable(file_format: str, opts: dict, path: str) -> bool:
 
 def read_in_blocks(file_format: str, opts: dict, path: str, size: int | None) -> bool:
     """Whether a whole file is streamed in blocks rather than fetched into one buffer (Parquet and ORC:
-    read a row group or stripe at a time rather than whole)."""
+    read a row group or stripe at a time rather than whole; Avro a few of its blocks at a time)."""
     if file_format in (FileFormat.PARQUET, FileFormat.ORC):
         return size is None or size > BIG_FILE_BYTES
+    if file_format == FileFormat.AVRO:  # compressed block by block: its records can be 10× its size, and more
+        return size is None or size > BIG_COMPRESSED_BYTES
     if not cuttable(file_format, opts):
         return False
     if size is None:

@@ -1,9 +1,11 @@
 """Avro: fastavro decodes the records (its C extension), the declared columns go to Arrow in the types
 Spark's Avro reader gives (avro_schema.py); conform casts them to the schema's types by name. With a
-rescued-data column, values that do not fit and undeclared fields go there (typed_rescue.py)."""
+rescued-data column, values that do not fit and undeclared fields go there (typed_rescue.py). A big file
+is read a few of its blocks at a time (`read_parts`), so memory is bounded by PART_BYTES of decoded blocks."""
 from __future__ import annotations
 
 import io
+from typing import Iterator
 
 import pyarrow as pa
 
@@ -16,15 +18,49 @@ RANDOM_ACCESS = False
 COMPRESSION = None  # Avro compresses inside the file, block by block (deflate, snappy, zstandard...)
 
 
+PART_BYTES = 16 << 20  # a big file's rows go out once this many bytes of its blocks (decompressed) are decoded
+
+
 def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
     records, writer = _open(data)
-    schema, columns = _schema(writer)
-    unknown = unknown_fields(schema, fields)
     try:
         rows = list(records)
     except Exception as e:  # the bytes are in memory: any failure is the file's (a truncated or corrupt block)
         raise MalformedFile(f"could not decode the Avro file: {type(e).__name__}: {e}") from None
-    # The declared columns; all of them when the undeclared ones' values are to be rescued.
+    return _rows(rows, writer, fields, fo, file)
+
+
+def read_parts(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> Iterator[FileRows]:
+    """The file's rows a few blocks at a time, from an open file (a big file). A read that fails (OSError)
+    is the storage's, raised as it is; anything else that fails to decode is the file's."""
+    import fastavro
+    try:
+        blocks = fastavro.block_reader(source)
+    except OSError:
+        raise
+    except Exception as e:
+        raise MalformedFile(f"not an Avro file ({e}); check the option fileFormat (avro)") from None
+    rows: list[dict] = []
+    held, parts = 0, 0
+    try:
+        for block in blocks:
+            held += block.bytes_.getbuffer().nbytes
+            rows.extend(block)
+            if held >= PART_BYTES:
+                yield _rows(rows, blocks.writer_schema, fields, fo, file)
+                rows, held, parts = [], 0, parts + 1
+    except OSError:
+        raise
+    except Exception as e:
+        raise MalformedFile(f"could not decode the Avro file: {type(e).__name__}: {e}") from None
+    if rows or not parts:
+        yield _rows(rows, blocks.writer_schema, fields, fo, file)
+
+
+def _rows(rows: list[dict], writer, fields: list[pa.Field], fo: FormatOptions, file) -> FileRows:
+    """Decoded records as the declared columns (all of them when the others' values are to be rescued)."""
+    schema, columns = _schema(writer)
+    unknown = unknown_fields(schema, fields)
     wanted = schema.names if fo.rescued_column else list(column_of(schema.names, fields).values())
     if not wanted:  # none of the declared columns: still one row (of nulls) per record
         return FileRows(pa.table({"_rows": pa.nulls(len(rows))}), unknown=unknown)
