@@ -16,8 +16,7 @@ from .typed_schema import column_of, unknown_fields
 
 RANDOM_ACCESS = False
 COMPRESSION = None  # Avro compresses inside the file, block by block (deflate, snappy, zstandard...)
-
-
+READ_BYTES = 8 << 20   # fetched at a time from a big file
 PART_BYTES = 16 << 20  # a big file's rows go out once this many bytes of its blocks (decompressed) are decoded
 
 
@@ -34,6 +33,8 @@ def read_parts(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> 
     """The file's rows a few blocks at a time, from an open file (a big file). A read that fails (OSError)
     is the storage's, raised as it is; anything else that fails to decode is the file's."""
     import fastavro
+    if isinstance(source, pa.NativeFile):  # fastavro reads a few bytes at a time: on S3 each would be a GET
+        source = io.BufferedReader(source, buffer_size=READ_BYTES)
     try:
         blocks = fastavro.block_reader(source)
     except OSError:
@@ -42,19 +43,26 @@ def read_parts(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> 
         raise MalformedFile(f"not an Avro file ({e}); check the option fileFormat (avro)") from None
     rows: list[dict] = []
     held, parts = 0, 0
+    for size, records in _blocks(blocks):
+        rows.extend(records)
+        held += size
+        if held >= PART_BYTES:
+            yield _rows(rows, blocks.writer_schema, fields, fo, file)
+            rows, held, parts = [], 0, parts + 1
+    if rows or not parts:
+        yield _rows(rows, blocks.writer_schema, fields, fo, file)
+
+
+def _blocks(blocks) -> Iterator[tuple[int, list[dict]]]:
+    """Each block's decoded size and records. A read that fails is the storage's; a block that does not
+    decode is the file's."""
     try:
         for block in blocks:
-            held += block.bytes_.getbuffer().nbytes
-            rows.extend(block)
-            if held >= PART_BYTES:
-                yield _rows(rows, blocks.writer_schema, fields, fo, file)
-                rows, held, parts = [], 0, parts + 1
+            yield block.bytes_.getbuffer().nbytes, list(block)
     except OSError:
         raise
     except Exception as e:
         raise MalformedFile(f"could not decode the Avro file: {type(e).__name__}: {e}") from None
-    if rows or not parts:
-        yield _rows(rows, blocks.writer_schema, fields, fo, file)
 
 
 def _rows(rows: list[dict], writer, fields: list[pa.Field], fo: FormatOptions, file) -> FileRows:
