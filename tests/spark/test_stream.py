@@ -216,6 +216,26 @@ def test_a_file_bigger_than_max_partition_bytes_is_split_across_tasks_as_spark_s
     assert len(blocks) == -(-len(data) // (16 << 10)) and blocks == {tuple(r[3:]) for r in theirs}
 
 
+def test_a_big_avro_file_is_split_at_its_sync_markers_and_every_record_read_once(spark, moto_endpoint, tmp_path):
+    """Pieces of 16 KB of an Avro file of small blocks: each block read by the piece its sync marker starts
+    in (S3 ranged reads), every record once."""
+    import fastavro
+    schema = {"type": "record", "name": "R", "fields": [{"name": "id", "type": "long"},
+                                                        {"name": "note", "type": "string"}]}
+    body = io.BytesIO()
+    fastavro.writer(body, fastavro.parse_schema(schema), ({"id": i, "note": "x" * (i % 41)} for i in range(5000)),
+                    sync_interval=4096)  # uncompressed: about 125 KB, 30 blocks, 8 pieces
+    w = bucket_to_queue(moto_endpoint)
+    w.put("big/big.avro", body.getvalue())
+    meta = "_metadata STRUCT<file_block_start: BIGINT, file_block_length: BIGINT>"
+    opts = source_options(w, tmp_path, fileFormat="avro", maxPartitionBytes="16k")
+    run_until_drained(spark, w, tmp_path, f"id LONG, note STRING, {meta}", opts)
+    ours = committed_rows(tmp_path / "out", ["id", "note", "_metadata"])
+    assert sorted(r[:2] for r in ours) == [(i, "x" * (i % 41)) for i in range(5000)]
+    starts = {m["file_block_start"] for *_, m in ours}
+    assert len(starts) > 2 and all(s % (16 << 10) == 0 for s in starts)  # read in pieces, by several tasks
+
+
 @pytest.mark.skipif(not SPARK_42, reason="ReadLimit is passed to Python sources from Spark 4.2")
 def test_max_bytes_per_trigger_is_honoured(spark, moto_endpoint, tmp_path):
     w = bucket_to_queue(moto_endpoint)

@@ -98,7 +98,7 @@ def test_split_ranges_and_split_files():
 @pytest.mark.parametrize("fmt,opts,ok", [
     ("csv", {}, True), ("csv", {"multiLine": True}, False), ("json", {"multiLine": True}, False),
     ("json", {"encoding": "utf-16"}, False), ("text", {"wholetext": True}, False), ("xml", {}, False),
-    ("parquet", {}, False), ("csv", {"lineSep": ";"}, False)])
+    ("parquet", {}, False), ("orc", {}, False), ("avro", {}, True), ("csv", {"lineSep": ";"}, False)])
 def test_which_files_split(fmt, opts, ok):
     assert splittable(fmt, opts, "k/f") is ok
 
@@ -257,6 +257,31 @@ def test_big_avro_files_are_read_a_few_blocks_at_a_time(rescued, tmp_path, monke
     schema = pa.schema(fields)
     got = pa.Table.from_batches(list(read_partition([local(path)], ReadSpec(FormatOptions("avro", {})), schema, 1)))
     assert got.column("id").to_pylist() == list(range(n))
+
+
+@pytest.mark.parametrize("piece_bytes", [40_000, 123_457, 1 << 20])
+def test_pieces_of_an_avro_file_read_every_block_once_by_its_sync_marker(piece_bytes, tmp_path, monkeypatch):
+    monkeypatch.setattr(avro, "_SCAN_BYTES", 7)  # a marker is found across the reads of the scan too
+    n = 30_000
+    path = tmp_path / "f.avro"
+    write_avro(path, n)  # blocks of about 16 KB
+    size = path.stat().st_size
+    assert blocks.splittable("avro", {}, "f.avro")
+    fields = [pa.field("id", pa.int64()), pa.field("name", pa.string())]
+    fo = FormatOptions("avro", {}, "PERMISSIVE", None)
+    ids = []
+    with pa.OSFile(str(path)) as fh:  # as a task opens it: a pyarrow file
+        for start, length in split_ranges(size, piece_bytes):
+            piece = Piece(local(path), start, length)
+            for part in avro.read_parts(fh, fields, fo, piece.file, piece.start, piece.end):
+                assert part.table.column_names == ["id", "name"]
+                ids += part.table.column("id").to_pylist()
+    assert ids == list(range(n))
+    # Through the task's reader, as the planner hands it the pieces: the same rows, each piece's own.
+    spec = ReadSpec(FormatOptions("avro", {}))
+    pieces = [Piece(local(path), s, ln) for s, ln in split_ranges(size, piece_bytes)]
+    got = [pa.Table.from_batches(list(read_partition([p], spec, pa.schema(fields), 1))) for p in pieces]
+    assert [i for t in got if t.num_rows for i in t.column("id").to_pylist()] == list(range(n))
 
 
 def test_a_big_avro_file_that_breaks_off_is_malformed_but_a_failed_read_is_the_storage_s(tmp_path):

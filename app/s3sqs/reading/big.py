@@ -125,9 +125,10 @@ def stream_rows(filesystems: Filesystems, piece: Piece, reader, fields: list[pa.
                 block_bytes: int | None = None) -> Iterator[FileRows]:
     """The rows of a piece of a file, block by block (the next block is read while this one is parsed)."""
     fs = filesystems.of(piece.file)
-    if hasattr(reader, "read_parts"):  # Parquet, ORC: a row group or stripe at a time
+    if hasattr(reader, "read_parts"):  # Parquet, ORC: a row group or stripe at a time; Avro: a few blocks
         with fs.open_input_file(piece.file.path) as fh:
-            yield from reader.read_parts(fh, fields, fo, piece.file)
+            ranged = () if piece.whole else (piece.start, piece.end)  # only Avro's files are split
+            yield from reader.read_parts(fh, fields, fo, piece.file, *ranged)
         return
     opts = fo.options
     header = b""

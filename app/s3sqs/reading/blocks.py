@@ -50,7 +50,10 @@ def compressed(path: str) -> bool:
 
 def splittable(file_format: str, opts: dict, path: str) -> bool:
     """Whether a file may be split by byte range across tasks: cuttable, uncompressed, default line ends
-    (as Spark splits only files that a Hadoop line reader can start reading mid-file)."""
+    (as Spark splits only files that a Hadoop line reader can start reading mid-file); Avro at its sync
+    markers, as Spark's Avro reader splits it."""
+    if file_format == FileFormat.AVRO:
+        return True
     return cuttable(file_format, opts) and not compressed(path) and not opts.get("lineSep")
 
 

@@ -17,6 +17,12 @@ from .typed_schema import column_of, unknown_fields
 RANDOM_ACCESS = False
 COMPRESSION = None  # Avro compresses inside the file, block by block (deflate, snappy, zstandard...)
 READ_BYTES = 8 << 20   # fetched at a time from a big file
+SYNC_BYTES = 16        # an Avro sync marker
+_SCAN_BYTES = 1 << 20  # read at a time when looking for a piece's first sync marker
+_HEADER = {"type": "record", "name": "org.apache.avro.file.Header", "fields": [  # the Avro spec's
+    {"name": "magic", "type": {"type": "fixed", "name": "Magic", "size": 4}},
+    {"name": "meta", "type": {"type": "map", "values": "bytes"}},
+    {"name": "sync", "type": {"type": "fixed", "name": "Sync", "size": 16}}]}
 PART_BYTES = 16 << 20  # a big file's rows go out once this many bytes of its blocks (decompressed) are decoded
 
 
@@ -29,13 +35,29 @@ def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) 
     return _rows(rows, writer, fields, fo, file)
 
 
-def read_parts(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> Iterator[FileRows]:
+def read_parts(source, fields: list[pa.Field], fo: FormatOptions, file=None, start: int = 0,
+               end: int | None = None) -> Iterator[FileRows]:
     """The file's rows a few blocks at a time, from an open file (a big file). A read that fails (OSError)
-    is the storage's, raised as it is; anything else that fails to decode is the file's."""
+    is the storage's, raised as it is; anything else that fails to decode is the file's.
+
+    A piece [start, end) of a split file holds the blocks whose sync marker (the 16 bytes before a block)
+    starts in it, as Spark's Avro reader splits a file: each block is read by exactly one piece."""
+    if not isinstance(source, pa.NativeFile):
+        yield from _parts(source, fields, fo, file, start, end)
+        return
+    buffered = io.BufferedReader(source, buffer_size=READ_BYTES)  # fastavro reads a few bytes at a time: on
+    try:                                                           # S3 each would be a GET
+        yield from _parts(buffered, fields, fo, file, start, end)
+    finally:
+        buffered.detach()  # the caller's file stays open (the caller closes it)
+
+
+def _parts(source, fields: list[pa.Field], fo: FormatOptions, file, start: int, end: int | None):
     import fastavro
-    if isinstance(source, pa.NativeFile):  # fastavro reads a few bytes at a time: on S3 each would be a GET
-        source = io.BufferedReader(source, buffer_size=READ_BYTES)
+    shift = 0  # the file offset of the stream's offset 0 past the header
     try:
+        if start > 0:
+            source, shift = _from_marker(source, start, end)
         blocks = fastavro.block_reader(source)
     except OSError:
         raise
@@ -43,7 +65,9 @@ def read_parts(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> 
         raise MalformedFile(f"not an Avro file ({e}); check the option fileFormat (avro)") from None
     rows: list[dict] = []
     held, parts = 0, 0
-    for size, records in _blocks(blocks):
+    for offset, size, records in _blocks(blocks):
+        if end is not None and offset + shift - SYNC_BYTES >= end:
+            break  # this block's marker is the next piece's
         rows.extend(records)
         held += size
         if held >= PART_BYTES:
@@ -53,16 +77,86 @@ def read_parts(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> 
         yield _rows(rows, blocks.writer_schema, fields, fo, file)
 
 
-def _blocks(blocks) -> Iterator[tuple[int, list[dict]]]:
-    """Each block's decoded size and records. A read that fails is the storage's; a block that does not
-    decode is the file's."""
+def _blocks(blocks) -> Iterator[tuple[int, int, list[dict]]]:
+    """Each block's offset in the stream, decoded size and records. A read that fails is the storage's; a
+    block that does not decode is the file's."""
     try:
         for block in blocks:
-            yield block.bytes_.getbuffer().nbytes, list(block)
+            yield block.offset, block.bytes_.getbuffer().nbytes, list(block)
     except OSError:
         raise
     except Exception as e:
         raise MalformedFile(f"could not decode the Avro file: {type(e).__name__}: {e}") from None
+
+
+def _from_marker(f, start: int, end: int | None):
+    """The file's header followed by its blocks from the first sync marker at or after `start` (before
+    `end`), as one stream; and the shift from that stream's offsets to the file's. No marker there: the
+    header alone (no blocks for this piece)."""
+    import fastavro
+    f.seek(0)
+    header = fastavro.schemaless_reader(f, fastavro.parse_schema(_HEADER), None)
+    header_bytes = f.tell()
+    marker = _find(f, header["sync"], start, end)
+    f.seek(0)
+    head = f.read(header_bytes)
+    if marker is None:
+        return io.BytesIO(head), 0
+    return io.BufferedReader(_Spliced(head, f, marker + SYNC_BYTES), buffer_size=READ_BYTES), \
+        marker + SYNC_BYTES - header_bytes
+
+
+def _find(f, sync: bytes, start: int, end: int | None) -> int | None:
+    """The offset of the first `sync` starting at or after `start` and before `end`, or None."""
+    f.seek(start)
+    pos, carry = start, b""
+    while end is None or pos - len(carry) < end:
+        chunk = f.read(_SCAN_BYTES)
+        if not chunk:
+            return None
+        window = carry + chunk
+        at = window.find(sync)
+        if at >= 0:
+            found = pos - len(carry) + at
+            return found if end is None or found < end else None
+        carry = window[-(SYNC_BYTES - 1):]
+        pos += len(chunk)
+    return None
+
+
+class _Spliced(io.RawIOBase):
+    """`head`, then the file from `offset` on: a split piece's stream for fastavro, which reads the header
+    first."""
+
+    def __init__(self, head: bytes, f, offset: int):
+        self.head, self.f, self.offset, self.pos = head, f, offset, 0
+
+    def readable(self) -> bool:
+        return True
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return self.pos
+
+    def seek(self, pos: int, whence: int = io.SEEK_SET) -> int:
+        if whence == io.SEEK_CUR:
+            pos += self.pos
+        elif whence != io.SEEK_SET:
+            raise io.UnsupportedOperation("seek from the end")
+        self.pos = pos
+        return pos
+
+    def readinto(self, buf) -> int:
+        if self.pos < len(self.head):
+            got = self.head[self.pos:self.pos + len(buf)]
+        else:
+            self.f.seek(self.offset + self.pos - len(self.head))
+            got = self.f.read(len(buf))
+        buf[:len(got)] = got
+        self.pos += len(got)
+        return len(got)
 
 
 def _rows(rows: list[dict], writer, fields: list[pa.Field], fo: FormatOptions, file) -> FileRows:
