@@ -14,7 +14,7 @@ from s3sqs.reading import blocks
 from s3sqs.reading.big import raw_blocks, stream_rows
 from s3sqs.reading.blocks import header_prefix, line_blocks, split_ranges, splittable
 from s3sqs.reading.filesystems import Filesystems
-from s3sqs.reading.formats import FormatOptions, MalformedFile, avro, reader_of
+from s3sqs.reading.formats import FormatOptions, MalformedFile, avro, avro_pieces, reader_of
 from s3sqs.reading.reader import ReadSpec, read_partition
 
 import pyarrow.fs as pafs
@@ -261,7 +261,7 @@ def test_big_avro_files_are_read_a_few_blocks_at_a_time(rescued, tmp_path, monke
 
 @pytest.mark.parametrize("piece_bytes", [40_000, 123_457, 1 << 20])
 def test_pieces_of_an_avro_file_read_every_block_once_by_its_sync_marker(piece_bytes, tmp_path, monkeypatch):
-    monkeypatch.setattr(avro, "_SCAN_BYTES", 7)  # a marker is found across the reads of the scan too
+    monkeypatch.setattr(avro_pieces, "_SCAN_BYTES", 7)  # a marker is found across the reads of the scan too
     n = 30_000
     path = tmp_path / "f.avro"
     write_avro(path, n)  # blocks of about 16 KB

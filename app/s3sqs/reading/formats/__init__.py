@@ -4,6 +4,8 @@
     infer(data, FormatOptions, infer_types) -> pa.Schema # the file's own columns, for inference and evolution
     RANDOM_ACCESS: bool                                  # read from an open file instead of the whole bytes
     COMPRESSION: "detect" | None                         # decompress by extension before `read`
+    read_parts(open file, fields, FormatOptions, file[, start, end]) -> Iterator[FileRows]
+                                 # optional: a big file a part at a time (Parquet, ORC, Avro), Avro's by byte range
 
 `file` is the S3File (path, size, times) for formats whose rows describe the file itself. `infer_types`
 is inferColumnTypes: text formats give STRING columns without it, as Auto Loader does; formats that carry
