@@ -95,6 +95,16 @@ def test_split_ranges_and_split_files():
     assert sorted(x for g in groups for x in map(repr, g)) == sorted(map(repr, items))
 
 
+def test_pieces_shrink_to_spread_a_batch_over_its_slots_as_spark_s_max_split_bytes():
+    mib = 1 << 20
+    one = [S3File("b", "big.csv", 96 * mib)]
+    assert planner.split_bytes(one, 128 * mib, 2) == 50 * mib  # (96 + 4) / 2: both cores read it
+    assert planner.split_bytes(one, 32 * mib, 2) == 32 * mib   # never above maxPartitionBytes
+    assert planner.split_bytes([S3File("b", "s.csv", 100)], 128 * mib, 8) == 4 * mib  # nor under the open cost
+    many = [S3File("b", f"{i}.csv", 20 * mib) for i in range(25)]
+    assert planner.split_bytes(many, 128 * mib, 2) == 128 * mib  # plenty of bytes per core: pieces as given
+
+
 @pytest.mark.parametrize("fmt,opts,ok", [
     ("csv", {}, True), ("csv", {"multiLine": True}, False), ("json", {"multiLine": True}, False),
     ("json", {"encoding": "utf-16"}, False), ("text", {"wholetext": True}, False), ("xml", {}, False),

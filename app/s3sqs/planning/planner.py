@@ -35,6 +35,7 @@ ROUND_WAVES = 4                # a round of receives is at most this many waves 
 # What opening one more file in a task is worth, in bytes, when packing. Spark counts 4 MB for a task that
 # opens its files one by one; a task here opens several at once (reader.READ_THREADS).
 OPEN_COST_BYTES = 128 << 10
+SPLIT_OPEN_COST = 4 << 20  # Spark's openCostInBytes: the smallest piece a split file is cut into (split_bytes)
 
 
 class Decision(NamedTuple):  # a tuple: one is made per announced file, and a frozen dataclass costs more to make
@@ -246,6 +247,14 @@ def trim_cutoff_ms(now_ms: int, max_file_age_seconds: float) -> int:
     """Committed files whose event is older than this are forgotten: they are past maxFileAge, so a
     duplicate announcement of one is filtered as too old rather than ingested again."""
     return int(now_ms - max_file_age_seconds * 1000)
+
+
+def split_bytes(files: list[S3File], max_partition_bytes: int, slots: int) -> int:
+    """How big the pieces of a batch's split files are: maxPartitionBytes, or less when the batch's bytes
+    spread over its slots are less, but not under the open cost. Spark's maxSplitBytes, so that one big
+    file alone in a batch is read by every core, as Spark's file source reads it."""
+    total = sum((f.size or 0) + SPLIT_OPEN_COST for f in files)
+    return min(max_partition_bytes, max(SPLIT_OPEN_COST, total // max(1, slots)))
 
 
 def split_files(files: list[S3File], splittable: Callable[[S3File], bool],

@@ -129,10 +129,10 @@ class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
     def partitions(self, start: dict, end: dict) -> list[S3SqsPartition]:
         files = self.driver.files_between(int(start["seq"]), int(end["seq"]))
         fo = self.spec.format
-        items = planner.split_files(files, lambda f: splittable(fo.file_format, fo.options, f.path),
-                                    self.opts.max_partition_bytes)
         live = live_cores(self.opts.executor_cores_file) if files else None
         least = slots.batch_slots(live, self.opts.min_partitions, os.cpu_count() or 2, time.time())
+        items = planner.split_files(files, lambda f: splittable(fo.file_format, fo.options, f.path),
+                                    planner.split_bytes(files, self.opts.max_partition_bytes, least))
         groups = planner.pack(items, planner.item_size, self.opts.max_partition_bytes, least)
         if files:
             log.info("s3-sqs batch (%s, %s]: %d files (%d pieces) in %d partitions (at least %d: %s)", start["seq"],
