@@ -59,9 +59,8 @@ def _parts(source, fields: list[pa.Field], fo: FormatOptions, file, start: int, 
         raise MalformedFile(f"not an Avro file ({e}); check the option fileFormat (avro)") from None
     rows: list[dict] = []
     held, parts = 0, 0
-    for offset, size, records in _blocks(blocks):
-        if end is not None and offset + shift - SYNC_BYTES >= end:
-            break  # this block's marker is the next piece's
+    # A block whose marker starts at or past `end` is the next piece's: it is not decoded here.
+    for size, records in _blocks(blocks, None if end is None else end - shift + SYNC_BYTES):
         rows.extend(records)
         held += size
         if held >= PART_BYTES:
@@ -71,12 +70,14 @@ def _parts(source, fields: list[pa.Field], fo: FormatOptions, file, start: int, 
         yield _rows(rows, blocks.writer_schema, fields, fo, file)
 
 
-def _blocks(blocks) -> Iterator[tuple[int, int, list[dict]]]:
-    """Each block's offset in the stream, decoded size and records. A read that fails is the storage's; a
-    block that does not decode is the file's."""
+def _blocks(blocks, stop: int | None) -> Iterator[tuple[int, list[dict]]]:
+    """Each block's decoded size and records, up to the first that starts at `stop` (an offset in the
+    stream) or later. A read that fails is the storage's; a block that does not decode is the file's."""
     try:
         for block in blocks:
-            yield block.offset, block.bytes_.getbuffer().nbytes, list(block)
+            if stop is not None and block.offset >= stop:
+                return
+            yield block.bytes_.getbuffer().nbytes, list(block)
     except OSError:
         raise
     except Exception as e:
