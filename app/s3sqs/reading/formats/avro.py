@@ -26,7 +26,7 @@ def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) 
         rows = list(records)
     except Exception as e:  # the bytes are in memory: any failure is the file's (a truncated or corrupt block)
         raise MalformedFile(f"could not decode the Avro file: {type(e).__name__}: {e}") from None
-    return _rows(rows, writer, fields, fo, file)
+    return _rows(rows, *_schema(writer), fields, fo, file)
 
 
 def read_parts(source, fields: list[pa.Field], fo: FormatOptions, file=None, start: int = 0,
@@ -57,6 +57,7 @@ def _parts(source, fields: list[pa.Field], fo: FormatOptions, file, start: int, 
         raise
     except Exception as e:
         raise MalformedFile(f"not an Avro file ({e}); check the option fileFormat (avro)") from None
+    schema, columns = _schema(blocks.writer_schema)  # once for the file, not per part
     rows: list[dict] = []
     held, parts = 0, 0
     # A block whose marker starts at or past `end` is the next piece's: it is not decoded here.
@@ -64,10 +65,10 @@ def _parts(source, fields: list[pa.Field], fo: FormatOptions, file, start: int, 
         rows.extend(records)
         held += size
         if held >= PART_BYTES:
-            yield _rows(rows, blocks.writer_schema, fields, fo, file)
+            yield _rows(rows, schema, columns, fields, fo, file)
             rows, held, parts = [], 0, parts + 1
     if rows or not parts:
-        yield _rows(rows, blocks.writer_schema, fields, fo, file)
+        yield _rows(rows, schema, columns, fields, fo, file)
 
 
 def _blocks(blocks, stop: int | None) -> Iterator[tuple[int, list[dict]]]:
@@ -84,9 +85,9 @@ def _blocks(blocks, stop: int | None) -> Iterator[tuple[int, list[dict]]]:
         raise MalformedFile(f"could not decode the Avro file: {type(e).__name__}: {e}") from None
 
 
-def _rows(rows: list[dict], writer, fields: list[pa.Field], fo: FormatOptions, file) -> FileRows:
+def _rows(rows: list[dict], schema: pa.Schema, columns: dict, fields: list[pa.Field], fo: FormatOptions,
+          file) -> FileRows:
     """Decoded records as the declared columns (all of them when the others' values are to be rescued)."""
-    schema, columns = _schema(writer)
     unknown = unknown_fields(schema, fields)
     wanted = schema.names if fo.rescued_column else list(column_of(schema.names, fields).values())
     if not wanted:  # none of the declared columns: still one row (of nulls) per record
