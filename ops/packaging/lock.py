@@ -29,6 +29,8 @@ PINS = {
     "numpy": "2.4.6",
     "orjson": "3.13.0",
     "pyarrow": "22.0.0",
+    "polars": "2.1.0",
+    "polars-runtime-32": "2.1.0",
     "pydantic": "2.14.3",
     "pydantic-core": "2.50.4",
     "pygments": "2.21.0",

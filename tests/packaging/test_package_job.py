@@ -31,7 +31,7 @@ def _members(archive: Path) -> dict[str, tarfile.TarInfo]:
 
 def test_requirements_come_from_pyproject():
     reqs = build.runtime_requirements()
-    assert set(reqs) == {"backports-zstd", "boto3", "cramjam", "deltalake", "fastavro", "numpy", "orjson", "pyarrow",
+    assert set(reqs) == {"backports-zstd", "boto3", "cramjam", "deltalake", "fastavro", "numpy", "orjson", "polars", "pyarrow",
                          "pyiceberg", "rocksdict"}
     assert all(PINS[name] == version for name, version in reqs.items())
 

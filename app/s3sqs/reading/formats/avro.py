@@ -1,14 +1,18 @@
-"""Avro: fastavro decodes the records (its C extension), the declared columns go to Arrow in the types
-Spark's Avro reader gives (avro_schema.py); conform casts them to the schema's types by name. With a
-rescued-data column, values that do not fit and undeclared fields go there (typed_rescue.py). A big file
-is read a few of its blocks at a time (`read_parts`), so memory is bounded by PART_BYTES of decoded blocks."""
+"""Avro: fastavro reads the blocks and decompresses them; polars decodes their records a column at a time
+where it reads the schema as Spark does (avro_columns.py), fastavro record by record elsewhere. The
+declared columns go to Arrow in the types Spark's Avro reader gives (avro_schema.py); conform casts them
+to the schema's types by name. With a rescued-data column, values that do not fit and undeclared fields
+go there (typed_rescue.py). A big file is read a few of its blocks at a time (`read_parts`), so memory is
+bounded by PART_BYTES of decompressed blocks."""
 from __future__ import annotations
 
 import io
+import json
 from typing import Iterator
 
 import pyarrow as pa
 
+from . import avro_columns
 from .avro_pieces import READ_BYTES, SYNC_BYTES, piece_stream
 from .avro_schema import UnsupportedAvro, arrow_schema, fixer
 from .base import FileRows, FormatOptions, MalformedFile
@@ -17,16 +21,12 @@ from .typed_schema import column_of, unknown_fields
 
 RANDOM_ACCESS = False
 COMPRESSION = None  # Avro compresses inside the file, block by block (deflate, snappy, zstandard...)
-PART_BYTES = 16 << 20  # a big file's rows go out once this many bytes of its blocks (decompressed) are decoded
+PART_BYTES = 16 << 20  # a big file's rows go out once this many bytes of its blocks (decompressed) are read
 
 
 def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
-    records, writer = _open(data)
-    try:
-        rows = list(records)
-    except Exception as e:  # the bytes are in memory: any failure is the file's (a truncated or corrupt block)
-        raise MalformedFile(f"could not decode the Avro file: {type(e).__name__}: {e}") from None
-    return _rows(rows, *_schema(writer), fields, fo, file)
+    # The bytes are in memory: any failure is the file's (a truncated or corrupt block), none the storage's.
+    return next(_parts(io.BytesIO(memoryview(data)), fields, fo, file, 0, None, whole=True))
 
 
 def read_parts(source, fields: list[pa.Field], fo: FormatOptions, file=None, start: int = 0,
@@ -46,79 +46,100 @@ def read_parts(source, fields: list[pa.Field], fo: FormatOptions, file=None, sta
         buffered.detach()  # the caller's file stays open (the caller closes it)
 
 
-def _parts(source, fields: list[pa.Field], fo: FormatOptions, file, start: int, end: int | None):
-    import fastavro
+def _parts(source, fields: list[pa.Field], fo: FormatOptions, file, start: int, end: int | None,
+           whole: bool = False) -> Iterator[FileRows]:
     shift = 0  # the file offset of the stream's offset 0 past the header
     try:
         if start > 0:
             source, shift = piece_stream(source, start, end)
-        blocks = fastavro.block_reader(source)
     except OSError:
         raise
     except Exception as e:
         raise MalformedFile(f"not an Avro file ({e}); check the option fileFormat (avro)") from None
-    schema, columns = _schema(blocks.writer_schema)  # once for the file, not per part
-    rows: list[dict] = []
-    held, parts = 0, 0
-    # A block whose marker starts at or past `end` is the next piece's: it is not decoded here.
-    for size, records in _blocks(blocks, None if end is None else end - shift + SYNC_BYTES):
-        rows.extend(records)
-        held += size
-        if held >= PART_BYTES:
-            yield _rows(rows, schema, columns, fields, fo, file)
-            rows, held, parts = [], 0, parts + 1
-    if rows or not parts:
-        yield _rows(rows, schema, columns, fields, fo, file)
+    blocks = _open(source)
+    file_schema = _FileSchema(blocks)  # once for the file, not per part
+    held, parts, batch = 0, 0, []
+    # A block whose marker starts at or past `end` is the next piece's: it is not read here.
+    for block in _blocks(blocks, None if end is None else end - shift + SYNC_BYTES):
+        batch.append(block)
+        held += block.bytes_.getbuffer().nbytes
+        if not whole and held >= PART_BYTES:
+            yield file_schema.rows(batch, fields, fo, file)
+            batch, held, parts = [], 0, parts + 1
+    if batch or not parts:
+        yield file_schema.rows(batch, fields, fo, file)
 
 
-def _blocks(blocks, stop: int | None) -> Iterator[tuple[int, list[dict]]]:
-    """Each block's decoded size and records, up to the first that starts at `stop` (an offset in the
-    stream) or later. A read that fails is the storage's; a block that does not decode is the file's."""
+def _blocks(blocks, stop: int | None) -> Iterator:
+    """Each block (decompressed, not decoded), up to the first that starts at `stop` (an offset in the
+    stream) or later. A read that fails is the storage's; a block that does not decompress is the file's."""
     try:
         for block in blocks:
             if stop is not None and block.offset >= stop:
                 return
-            yield block.bytes_.getbuffer().nbytes, list(block)
+            yield block
     except OSError:
         raise
     except Exception as e:
         raise MalformedFile(f"could not decode the Avro file: {type(e).__name__}: {e}") from None
 
 
-def _rows(rows: list[dict], schema: pa.Schema, columns: dict, fields: list[pa.Field], fo: FormatOptions,
-          file) -> FileRows:
-    """Decoded records as the declared columns (all of them when the others' values are to be rescued)."""
-    unknown = unknown_fields(schema, fields)
-    wanted = schema.names if fo.rescued_column else list(column_of(schema.names, fields).values())
-    if not wanted:  # none of the declared columns: still one row (of nulls) per record
-        return FileRows(pa.table({"_rows": pa.nulls(len(rows))}), unknown=unknown)
-    arrays = {}
-    for name in wanted:
-        fix = fixer(columns[name], {})
-        values = [r.get(name) for r in rows]
-        arrays[name] = pa.array([fix(v) for v in values] if fix else values, schema.field(name).type)
-    return finish(pa.table(arrays), fields, fo, file, unknown)
+class _FileSchema:
+    """A file's schema, as Arrow and as Avro, and how its blocks' records become rows."""
+
+    def __init__(self, blocks):
+        from fastavro.schema import expand_schema
+        expanded = expand_schema(blocks.writer_schema)
+        self.schema = _arrow(expanded)
+        self.columns = {f["name"]: f["type"] for f in expanded["fields"]}  # each top-level field's Avro type
+        self.columnar = avro_columns.decodes_as_spark(expanded)
+        # Named types written out in full wherever they are used: polars does not follow a reference by name.
+        self.expanded_json = json.dumps(expanded) if self.columnar else None
+
+    def rows(self, blocks: list, fields: list[pa.Field], fo: FormatOptions, file) -> FileRows:
+        """The blocks' records as the declared columns (all of them when the others' values are to be rescued)."""
+        schema = self.schema
+        unknown = unknown_fields(schema, fields)
+        wanted = schema.names if fo.rescued_column else list(column_of(schema.names, fields).values())
+        if not wanted:  # none of the declared columns: still one row (of nulls) per record
+            return FileRows(pa.table({"_rows": pa.nulls(sum(b.num_records for b in blocks))}), unknown=unknown)
+        table = avro_columns.decode(self.expanded_json, blocks, wanted, schema) if self.columnar else None
+        if table is None:
+            table = self._by_records(blocks, wanted)
+        return finish(table, fields, fo, file, unknown)
+
+    def _by_records(self, blocks: list, wanted: list[str]) -> pa.Table:
+        try:
+            rows = [r for b in blocks for r in b]
+        except Exception as e:  # the blocks are in memory: any failure is the file's
+            raise MalformedFile(f"could not decode the Avro file: {type(e).__name__}: {e}") from None
+        arrays = {}
+        for name in wanted:
+            fix = fixer(self.columns[name], {})
+            values = [r.get(name) for r in rows]
+            arrays[name] = pa.array([fix(v) for v in values] if fix else values, self.schema.field(name).type)
+        return pa.table(arrays)
 
 
 def infer(data: pa.Buffer, fo: FormatOptions, infer_types: bool = True) -> pa.Schema:
-    return _schema(_open(data)[1])[0]
+    from fastavro.schema import expand_schema
+    return _arrow(expand_schema(_open(io.BytesIO(memoryview(data))).writer_schema))
 
 
-def _open(data: pa.Buffer):
+def _open(source):
+    """fastavro's block reader on the file (its header read). A read that fails is the storage's."""
     import fastavro  # here, not at the top: every executor imports the readers, few read Avro (30 ms)
     try:
-        records = fastavro.reader(io.BytesIO(memoryview(data)))
-    except Exception as e:  # the bytes are in memory: any failure is the file's
+        return fastavro.block_reader(source)
+    except OSError:
+        raise
+    except Exception as e:
         raise MalformedFile(f"not an Avro file ({e}); check the option fileFormat (avro)") from None
-    return records, records.writer_schema
 
 
-def _schema(writer) -> tuple[pa.Schema, dict]:
-    """The Arrow schema of the file's records and each top-level field's (expanded) Avro schema."""
-    from fastavro.schema import expand_schema
-    expanded = expand_schema(writer)
+def _arrow(expanded: dict) -> pa.Schema:
+    """The Arrow schema of the file's records, from its expanded Avro schema."""
     try:
-        schema = arrow_schema(expanded)
+        return arrow_schema(expanded)
     except UnsupportedAvro as e:
         raise MalformedFile(f"an Avro file Spark cannot read: {e}") from None
-    return schema, {f["name"]: f["type"] for f in expanded["fields"]}

@@ -8,7 +8,7 @@ import io
 READ_BYTES = 8 << 20   # fetched at a time from a big file
 SYNC_BYTES = 16        # an Avro sync marker
 _SCAN_BYTES = 1 << 20  # read at a time when looking for a piece's first sync marker
-_HEADER = {"type": "record", "name": "org.apache.avro.file.Header", "fields": [  # the Avro spec's
+HEADER_SCHEMA = {"type": "record", "name": "org.apache.avro.file.Header", "fields": [  # the Avro spec's
     {"name": "magic", "type": {"type": "fixed", "name": "Magic", "size": 4}},
     {"name": "meta", "type": {"type": "map", "values": "bytes"}},
     {"name": "sync", "type": {"type": "fixed", "name": "Sync", "size": 16}}]}
@@ -20,7 +20,7 @@ def piece_stream(f, start: int, end: int | None):
     header alone (no blocks for this piece)."""
     import fastavro
     f.seek(0)
-    header = fastavro.schemaless_reader(f, fastavro.parse_schema(_HEADER), None)
+    header = fastavro.schemaless_reader(f, fastavro.parse_schema(HEADER_SCHEMA), None)
     header_bytes = f.tell()
     marker = _find(f, header["sync"], start, end)
     f.seek(0)

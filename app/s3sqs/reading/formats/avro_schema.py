@@ -34,6 +34,10 @@ def arrow_schema(writer_schema, named: dict | None = None) -> pa.Schema:
     if not isinstance(top, dict) or top.get("type") != "record":
         raise UnsupportedAvro(f"the top-level Avro type is {_type_name(top)}, not a record: Spark reads only "
                               "records into rows")
+    loop = _self_reference(top)
+    if loop:
+        raise UnsupportedAvro(f"the record {loop} holds itself (a recursive schema): Spark reads no recursive "
+                              "Avro schema")
     _remember(top, named)
     return pa.schema([_field(f["name"], f["type"], named) for f in top["fields"]])
 
@@ -139,6 +143,22 @@ def _member_of(branches: list, named: dict) -> Fix:
 def _since_midnight(t: dt.time, per_second: int) -> int:
     seconds = t.hour * 3600 + t.minute * 60 + t.second
     return seconds * per_second + t.microsecond * per_second // 1_000_000
+
+
+def _self_reference(schema, enclosing: tuple = ()) -> str | None:
+    """The name of a record found inside itself, if any."""
+    if isinstance(schema, str):
+        return schema if schema in enclosing else None
+    if isinstance(schema, list):
+        return next(filter(None, (_self_reference(b, enclosing) for b in schema)), None)
+    t = schema.get("type")
+    if isinstance(t, (dict, list)):
+        return _self_reference(t, enclosing)
+    if t == "record":
+        inner = enclosing + (schema.get("name"),)
+        return next(filter(None, (_self_reference(f["type"], inner) for f in schema["fields"])), None)
+    return _self_reference(schema["items"] if t == "array" else schema["values"], enclosing) \
+        if t in ("array", "map") else None
 
 
 def _non_null(branches: list) -> list:
