@@ -249,13 +249,16 @@ def avro_files(tmp_path_factory) -> list[Path]:
 @pytest.fixture(scope="module")
 def avro_columnar_files(tmp_path_factory) -> list[Path]:
     from fastavro.schema import expand_schema
+    from s3sqs.reading.formats.avro import COLUMNAR_RECORDS
     from s3sqs.reading.formats.avro_columns import decodes_as_spark
     parsed = fastavro.parse_schema(AVRO_COLUMNAR_SCHEMA)
     assert decodes_as_spark(expand_schema(parsed))
     d = tmp_path_factory.mktemp("avro_columnar")
-    records = [{**{k: v for k, v in r.items() if k not in ("customer", "props", "either", "wide")},
-                "buyer": r["customer"] and {"cid": r["customer"]["cid"], "emails": r["customer"]["emails"]}}
-               for r in _avro_records()]
+    three = [{**{k: v for k, v in r.items() if k not in ("customer", "props", "either", "wide")},
+              "buyer": r["customer"] and {"cid": r["customer"]["cid"], "emails": r["customer"]["emails"]}}
+             for r in _avro_records()]
+    records = [{**r, "id": i} for i, r in enumerate(three * 70)]
+    assert len(records) >= COLUMNAR_RECORDS  # decoded by polars, not record by record
     paths = []
     for codec in ("null", "snappy"):
         paths.append(d / f"buyers-{codec}.avro")
@@ -356,7 +359,7 @@ def test_avro_reads_as_spark_s_avro_reader_reads_it(spark, spark_avro, avro_file
 
 def test_avro_decoded_by_columns_reads_as_spark_s_avro_reader_reads_it(spark, spark_avro, avro_columnar_files):
     theirs = spark_avro["cases"][5][1]
-    assert len(theirs) == 6 and {r["buyer"]["cid"] if r["buyer"] else None for r in theirs} == {7, None}
+    assert len(theirs) == 420 and {r["buyer"]["cid"] if r["buyer"] else None for r in theirs} == {7, None}
     assert_same_as(theirs, source_rows(spark, "avro", avro_columnar_files, AVRO_COLUMNAR_DDL))
 
 
