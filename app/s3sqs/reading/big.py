@@ -1,5 +1,6 @@
-"""Reading a big text file, or a byte range of one, in blocks of whole lines: memory bounded by the block
-size, whatever the file's size, and compressed files decompressed as they stream, never whole.
+"""Reading a big text file, or a byte range of one, in blocks of whole lines (XML: of whole rows): memory
+bounded by the block size, whatever the file's size, and compressed files decompressed as they stream,
+never whole.
 
 Each block goes through the format's own reader (the same code, fast path and exact path, as a whole
 file), so a block's rows are the rows its lines give inside the whole file (blocks.py says why). A CSV
@@ -21,7 +22,7 @@ import pyarrow.fs as pafs
 from ..core.files import Piece
 from ..core.vocabulary import FileFormat
 from . import blocks as _blocks
-from .blocks import compressed, first_line_end, header_prefix, line_blocks, separator
+from .blocks import compressed, cut_blocks, first_line_end, header_prefix, line_blocks, separator
 from .filesystems import Filesystems, with_retries
 from .formats import FileRows, FormatOptions
 
@@ -104,9 +105,10 @@ def csv_header(fs: pafs.FileSystem, path: str, compression: str | None, opts: di
 
 
 def raw_blocks(fs: pafs.FileSystem, piece: Piece, opts: dict, block_bytes: int | None = None,
-               skip: int = 0) -> Iterator[bytes]:
+               skip: int = 0, block_end=None) -> Iterator[bytes]:
     """The piece's lines, in blocks of whole lines (of blocks.BLOCK_BYTES unless told); `skip`: the bytes
-    of the file's first lines to leave out (a CSV header, which every block is given instead)."""
+    of the file's first lines to leave out (a CSV header, which every block is given instead). With
+    `block_end(data, opts)` (XML: a whole file, never split), blocks end where it says instead."""
     block_bytes = block_bytes or _blocks.BLOCK_BYTES
     path, sep = piece.file.path, separator(opts)
     codec = "detect" if compressed(path) else None
@@ -116,7 +118,10 @@ def raw_blocks(fs: pafs.FileSystem, piece: Piece, opts: dict, block_bytes: int |
         return  # no line starts in this range: the range before reads them all
     stream = RangeStream(fs, path, codec, begin)
     try:
-        yield from line_blocks(stream.read, block_bytes, sep, None if end is None else end - begin)
+        if block_end is not None:
+            yield from cut_blocks(stream.read, block_bytes, lambda data: block_end(data, opts))
+        else:
+            yield from line_blocks(stream.read, block_bytes, sep, None if end is None else end - begin)
     finally:
         stream.close()
 
@@ -135,7 +140,8 @@ def stream_rows(filesystems: Filesystems, piece: Piece, reader, fields: list[pa.
     if fo.file_format == FileFormat.CSV and opts["header"]:
         codec = "detect" if compressed(piece.file.path) else None
         header = csv_header(fs, piece.file.path, codec, opts)
-    blocks = raw_blocks(fs, piece, opts, block_bytes, len(header) if piece.start == 0 else 0)
+    blocks = raw_blocks(fs, piece, opts, block_bytes, len(header) if piece.start == 0 else 0,
+                        getattr(reader, "block_end", None))
     try:
         with ThreadPoolExecutor(max_workers=1) as ahead:
             pending = ahead.submit(next, blocks, None)

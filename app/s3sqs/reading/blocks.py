@@ -26,12 +26,16 @@ NEWLINE = b"\n"
 
 
 def cuttable(file_format: str, opts: dict) -> bool:
-    """Whether a file of this format and options may be read as blocks of whole lines: CSV and JSON
-    without multiLine, text without wholetext, in an encoding where a line-break byte is one."""
+    """Whether a file of this format and options may be read in blocks: of whole lines, CSV and JSON
+    without multiLine, text without wholetext; of whole rows, XML (its reader's `block_end` says where);
+    in an encoding where a line-break byte, '<' and '>' are those characters."""
     if file_format in (FileFormat.CSV, FileFormat.JSON):
         if opts.get("multiLine"):
             return False
-    elif file_format != FileFormat.TEXT or opts.get("wholetext"):
+    elif file_format == FileFormat.TEXT:
+        if opts.get("wholetext"):
+            return False
+    elif file_format != FileFormat.XML:
         return False
     enc = opts.get("encoding")
     return enc is None or codecs.lookup(enc).name in _ASCII_SAFE
@@ -54,7 +58,8 @@ def splittable(file_format: str, opts: dict, path: str) -> bool:
     markers, as Spark's Avro reader splits it."""
     if file_format == FileFormat.AVRO:
         return True
-    return cuttable(file_format, opts) and not compressed(path) and not opts.get("lineSep")
+    return file_format != FileFormat.XML and cuttable(file_format, opts) and not compressed(path) \
+        and not opts.get("lineSep")
 
 
 def read_in_blocks(file_format: str, opts: dict, path: str, size: int | None) -> bool:
@@ -109,6 +114,24 @@ def line_blocks(read: Callable[[int], bytes], block_bytes: int, sep: bytes = NEW
                 yield bytes(pending[:cut])
                 del pending[:cut]
                 consumed += cut
+
+
+def cut_blocks(read: Callable[[int], bytes], block_bytes: int, end_of: Callable[[bytes], int]) -> Iterator[bytes]:
+    """Blocks from a stream, each about `block_bytes` long and ending where `end_of(pending bytes)` says
+    (0: nowhere yet, read more); the last ends where the stream does."""
+    pending = bytearray()
+    while True:
+        chunk = read(block_bytes)
+        if not chunk:
+            if pending:
+                yield bytes(pending)
+            return
+        pending += chunk
+        if len(pending) >= block_bytes:
+            at = end_of(bytes(pending))
+            if at > 0:
+                yield bytes(pending[:at])
+                del pending[:at]
 
 
 def first_line_end(data: bytes, sep: bytes = NEWLINE) -> int | None:

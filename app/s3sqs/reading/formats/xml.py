@@ -22,6 +22,7 @@ from .xml_events import row_events
 from .xml_fast import TAKEN, NotFast
 from .xml_fast import read as read_plain
 from .xml_infer import infer_rows
+from .xml_records import block_end as _text_block_end
 from .xml_records import records
 
 RANDOM_ACCESS = False
@@ -33,6 +34,14 @@ def _text(data: pa.Buffer, opts: dict) -> tuple[str, bytes | None]:
     raw = data.to_pybytes()
     utf8 = codecs.lookup(opts["encoding"]).name == "utf-8"
     return raw.decode(opts["encoding"], errors="replace"), raw if utf8 else None
+
+
+def block_end(data: bytes, opts: dict) -> int:
+    """Where a block of a big file's bytes may end: after its last whole row (xml_records.block_end); 0:
+    read more. The file's encoding is one where '<' and '>' are those bytes (blocks.cuttable), so the text
+    is scanned byte for byte (latin-1), with the row tag in the file's encoding."""
+    tag = opts["rowTag"].encode(opts["encoding"]).decode("latin-1")
+    return _text_block_end(data.decode("latin-1"), tag)
 
 
 def _rows(text: str, opts: dict) -> tuple[list[str], list[list[tuple]]]:

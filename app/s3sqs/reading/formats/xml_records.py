@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 
+_NON_ASCII_TAIL = re.compile(r"[^\x00-\x7f]*\Z")
 # Java's Character.isWhitespace, for the characters a tag name can be followed by.
 _WS = " \t\n\r\x0b\x0c\x1c\x1d\x1e\x1f"
 
@@ -38,9 +39,59 @@ def records(text: str, tag: str) -> list[str]:
         if tok.startswith("<!["):
             pos = _after(text, "]]>", m.end())
             continue
-        record, pos = _row(text, m.start(), m.end(), inside)
+        record, pos, _ = _row(text, m.start(), m.end(), inside)
         out.append(record)
     return out
+
+
+def block_end(text: str, tag: str) -> int:
+    """Where a block of a big file's text may end, so that the next block starts where the scan above is
+    between rows and reads on as it would through the whole text: after the last row that ends in `text`,
+    before a row, comment or CDATA section it cuts short, and before a last '<' that may begin one. 0: no
+    such place yet (a row longer than the block: read more). With no '<' after the last row, the block
+    ends after the last ASCII character, never inside a multi-byte one."""
+    quick = _plain_end(text, tag)
+    if quick:
+        return quick
+    between, inside = _patterns(tag)
+    pos, n = 0, len(text)
+    while pos < n:
+        m = between.search(text, pos)
+        if m is None:
+            break
+        tok = m.group()
+        if tok == "<!--" or tok.startswith("<!["):
+            close = text.find("-->" if tok == "<!--" else "]]>", m.end())
+            if close < 0:
+                return m.start()
+            pos = close + 3
+            continue
+        _, end, whole = _row(text, m.start(), m.end(), inside)
+        if not whole:
+            return m.start()
+        pos = end
+    lt = text.rfind("<", pos)
+    return _NON_ASCII_TAIL.search(text, pos).start() if lt < 0 else lt
+
+
+def _plain_end(text: str, tag: str) -> int:
+    """block_end at C speed for the usual text: no comments or CDATA, and its rows' start and end tags
+    strictly alternate (no row in a row, no self-closing row, no stray end tag), so that the scan is between
+    rows just after the last end tag. 0 when the text is not so (block_end then scans it)."""
+    if "<!--" in text or "<![CDATA[" in text:
+        return 0
+    end = f"</{tag}>"
+    tokens = _tokens(tag).findall(text)
+    pairs = len(tokens) // 2
+    if not pairs or "".join(tokens[:2 * pairs]) != (f"<{tag}" + end) * pairs or (
+            len(tokens) % 2 and tokens[-1] == end):
+        return 0
+    return text.rfind(end) + len(end)
+
+
+def _tokens(tag: str) -> re.Pattern:
+    t = re.escape(tag)
+    return re.compile(rf"</{t}>|<{t}(?=[>{_WS}])")
 
 
 def _after(text: str, end: str, start: int) -> int:
@@ -48,16 +99,17 @@ def _after(text: str, end: str, start: int) -> int:
     return len(text) if i < 0 else i + len(end)
 
 
-def _row(text: str, start: int, name_end: int, inside: re.Pattern) -> tuple[str, int]:
-    """One row from its start tag at `start`: (its text without comments, where scanning goes on)."""
+def _row(text: str, start: int, name_end: int, inside: re.Pattern) -> tuple[str, int, bool]:
+    """One row from its start tag at `start`: (its text without comments, where scanning goes on, whether
+    it ends in `text` rather than being cut short by its end)."""
     n = len(text)
     pos = name_end
     if text[name_end] != ">":  # the start tag has attributes: it may close itself with '/>'
         gt = text.find(">", name_end + 1)
         if gt < 0:
-            return text[start:], n
+            return text[start:], n, False
         if text[gt - 1] == "/" and gt - 1 > name_end:
-            return text[start:gt + 1], gt + 1
+            return text[start:gt + 1], gt + 1, True
         pos = gt + 1
     else:
         pos = name_end + 1
@@ -68,7 +120,7 @@ def _row(text: str, start: int, name_end: int, inside: re.Pattern) -> tuple[str,
         m = inside.search(text, pos)
         if m is None:
             parts.append(text[seg:])
-            return "".join(parts), n
+            return "".join(parts), n, False
         tok = m.group()
         if tok == "<!--":
             parts.append(text[seg:m.start()])
@@ -77,7 +129,7 @@ def _row(text: str, start: int, name_end: int, inside: re.Pattern) -> tuple[str,
         if tok.startswith("</"):
             if depth == 0:
                 parts.append(text[seg:m.end()])
-                return "".join(parts), m.end()
+                return "".join(parts), m.end(), True
             depth -= 1
         else:
             depth += 1
