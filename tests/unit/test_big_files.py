@@ -46,6 +46,18 @@ def test_blocks_are_whole_lines_and_give_back_every_byte(seed):
     assert all(len(b) < 2 * size + 60 for b in out if b.count(b"\n") > 1)  # bounded unless one line is long
 
 
+@pytest.mark.parametrize("seed", range(40))
+def test_with_a_limit_the_stream_ends_after_the_first_separator_starting_at_or_past_it(seed):
+    rnd = random.Random(seed)
+    sep = rnd.choice([b"\n", b"||", b"\r\n", b"<>|"])
+    data = b"".join(rnd.choice([b"a", b"|", b"\n", b"\r", sep, b"xyz"]) for _ in range(rnd.randint(0, 200)))
+    limit = rnd.randint(0, len(data) + 2)
+    at = data.find(sep, limit)
+    out = list(line_blocks(reads(data), rnd.randint(1, 30), sep, limit))
+    assert b"".join(out) == (data if at < 0 else data[:at + len(sep)])
+    assert all(b.endswith(sep) for b in out[:-1])
+
+
 def test_a_block_never_ends_inside_a_multi_byte_separator():
     data = b"a||bb||ccc||d"
     assert list(line_blocks(reads(data), 3, b"||")) == [b"a||", b"bb||", b"ccc||", b"d"]

@@ -92,28 +92,33 @@ def line_blocks(read: Callable[[int], bytes], block_bytes: int, sep: bytes = NEW
     just after a separator, about `block_bytes` long (a line longer than a block makes a longer one); the
     last block ends where the stream does. With `limit`, the stream's lines are those that start at or
     before offset `limit`: the blocks end after the first separator found at or past it."""
-    pending = bytearray()
-    consumed = 0  # stream offset of pending[0]
-    while True:
-        chunk = read(block_bytes)
+    def after_last_sep(data: bytes) -> int:
+        at = data.rfind(sep)
+        return 0 if at < 0 else at + len(sep)
+    return cut_blocks(read if limit is None else _lines_to(read, limit, sep), block_bytes, after_last_sep)
+
+
+def _lines_to(read: Callable[[int], bytes], limit: int, sep: bytes) -> Callable[[int], bytes]:
+    """The stream `read` gives, ended just after the first separator that starts at or past `limit`."""
+    consumed, tail, done = 0, b"", False  # tail: the last bytes read, where a separator may begin
+
+    def limited(n: int) -> bytes:
+        nonlocal consumed, tail, done
+        if done:
+            return b""
+        chunk = read(n)
         if not chunk:
-            if pending:
-                yield bytes(pending)
-            return
-        searched_from = len(pending)
-        pending += chunk
-        if limit is not None and consumed + len(pending) > limit:
-            at = pending.find(sep, max(limit - consumed, searched_from - len(sep) + 1, 0))
-            if at >= 0:
-                yield bytes(pending[:at + len(sep)])
-                return
-        if len(pending) >= block_bytes:
-            at = pending.rfind(sep)
-            if at >= 0:  # (all before `limit`: a separator past it ended the stream above)
-                cut = at + len(sep)
-                yield bytes(pending[:cut])
-                del pending[:cut]
-                consumed += cut
+            return b""
+        start = consumed - len(tail)  # the stream offset of (tail + chunk)[0]
+        seen = tail + chunk
+        at = seen.find(sep, max(limit - start, 0)) if start + len(seen) > limit else -1
+        consumed += len(chunk)
+        if at >= 0:
+            done = True
+            return chunk[:at + len(sep) - len(tail)]
+        tail = seen[-(len(sep) - 1):] if len(sep) > 1 else b""
+        return chunk
+    return limited
 
 
 def cut_blocks(read: Callable[[int], bytes], block_bytes: int, end_of: Callable[[bytes], int]) -> Iterator[bytes]:

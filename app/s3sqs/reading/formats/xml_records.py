@@ -10,6 +10,7 @@ this at C speed.
 from __future__ import annotations
 
 import re
+from typing import Iterator
 
 _NON_ASCII_TAIL = re.compile(r"[^\x00-\x7f]*\Z")
 # Java's Character.isWhitespace, for the characters a tag name can be followed by.
@@ -25,23 +26,7 @@ def _patterns(tag: str) -> tuple[re.Pattern, re.Pattern]:
 
 def records(text: str, tag: str) -> list[str]:
     """The text of every row, in file order (a row cut short by the end of the file included as it is)."""
-    between, inside = _patterns(tag)
-    out: list[str] = []
-    pos, n = 0, len(text)
-    while pos < n:
-        m = between.search(text, pos)
-        if m is None:
-            break
-        tok = m.group()
-        if tok == "<!--":
-            pos = _after(text, "-->", m.end())
-            continue
-        if tok.startswith("<!["):
-            pos = _after(text, "]]>", m.end())
-            continue
-        record, pos, _ = _row(text, m.start(), m.end(), inside)
-        out.append(record)
-    return out
+    return [row for _, _, row, _ in _scan(text, tag) if row is not None]
 
 
 def block_end(text: str, tag: str) -> int:
@@ -53,25 +38,32 @@ def block_end(text: str, tag: str) -> int:
     quick = _plain_end(text, tag)
     if quick:
         return quick
+    pos = 0
+    for start, end, _, whole in _scan(text, tag):
+        if not whole:
+            return start
+        pos = end
+    lt = text.rfind("<", pos)
+    return _NON_ASCII_TAIL.search(text, pos).start() if lt < 0 else lt
+
+
+def _scan(text: str, tag: str) -> Iterator[tuple[int, int, str | None, bool]]:
+    """Spark's scan: for each row, comment or CDATA section between rows, in file order, (where it starts,
+    where it ends, the row's text without comments or None, whether it ends in `text`)."""
     between, inside = _patterns(tag)
     pos, n = 0, len(text)
     while pos < n:
         m = between.search(text, pos)
         if m is None:
-            break
+            return
         tok = m.group()
         if tok == "<!--" or tok.startswith("<!["):
             close = text.find("-->" if tok == "<!--" else "]]>", m.end())
-            if close < 0:
-                return m.start()
-            pos = close + 3
+            pos = n if close < 0 else close + 3
+            yield m.start(), pos, None, close >= 0
             continue
-        _, end, whole = _row(text, m.start(), m.end(), inside)
-        if not whole:
-            return m.start()
-        pos = end
-    lt = text.rfind("<", pos)
-    return _NON_ASCII_TAIL.search(text, pos).start() if lt < 0 else lt
+        row, pos, whole = _row(text, m.start(), m.end(), inside)
+        yield m.start(), pos, row, whole
 
 
 def _plain_end(text: str, tag: str) -> int:
