@@ -137,3 +137,11 @@ def test_latest_first_leaves_listed_files_in_the_backlog():
     order = _apply(fresh_first(0, 1000, announced, 100), 0, 1000)
     assert sorted(order[:100]) == sorted(announced + [n for n in range(1, 101) if n not in announced][:90])
     assert sorted(order) == list(range(1, 1001))
+
+
+def test_latest_first_takes_the_newest_by_event_time_whatever_their_seqs():
+    # 50 announced in one receive, numbered in SQS's order: seq 51 is the newest event, seq 100 the oldest.
+    # `fresh` comes oldest first (Ledger.take_fresh orders it), so the newest 15 are seqs 51..65.
+    order = _apply(fresh_first(0, 100, list(range(100, 50, -1)), 20), 0, 100)
+    assert set(order[:20]) == set(range(1, 6)) | set(range(51, 66))
+    assert sorted(order) == list(range(1, 101))

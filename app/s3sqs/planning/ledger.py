@@ -28,7 +28,7 @@ class Ledger:
         self.index, self.work_dir = open_index(self.snapshots)
         self.since_batch: Counter = Counter()  # what the intake did since the last planned batch, for its log line
         self.sealed = False  # set when the process is ending: the state belongs to the next run
-        self.fresh: list[int] = []  # seqs of the files announced since the last plan (latestFirst)
+        self.fresh: list[tuple[int, int]] = []  # (event ms, seq) of files announced since the last plan
         self.backfilling = False  # a listing or an inventory report is being recorded; published in snapshots
         self.unplanned = Unplanned()  # the files recorded here and not planned yet, for the next plans
 
@@ -44,7 +44,7 @@ class Ledger:
                 numbered = self.index.add_files(new_files, counts, extra_meta)
                 self.unplanned.add(numbered)
                 if announced and self.opts.latest_first:
-                    self.fresh.extend(f.seq for f in numbered)
+                    self.fresh.extend((f.event_ms or 0, f.seq) for f in numbered)
                 if durable:
                     self.persist()
             else:
@@ -85,9 +85,11 @@ class Ledger:
                 self.persist()
 
     def take_fresh(self) -> list[int]:
+        """The seqs of the files announced since the last plan, oldest first by their events' times: SQS
+        delivers in no order, so a file announced last may have been received, and numbered, first."""
         with self.lock:
             out, self.fresh = self.fresh, []
-            return out
+            return [seq for _, seq in sorted(out)]
 
     def take_since_batch(self) -> Counter:
         with self.lock:

@@ -173,13 +173,13 @@ def backlog_share(max_files: int) -> int:
 def fresh_first(base: int, last: int, fresh: Sequence[int], max_files: int) -> list[tuple[int, int]]:
     """latestFirst: the moves (from seq, to seq) that put the next batch's files at (base, base + max_files].
 
-    Pending files are (base, last]; `fresh` are the seqs of files announced since the previous plan (a
-    listing's or an inventory's files never are: they are history). The batch takes the newest fresh files
-    first, up to all but `backlog_share` of its places, and fills the rest with the oldest of the others.
+    Pending files are (base, last]; `fresh` are the seqs of files announced since the previous plan, oldest
+    first by event time (a listing's or an inventory's files never are: they are history). The batch takes
+    the newest fresh files first, up to all but `backlog_share` of its places, and fills the rest with the oldest of the others.
     The batch's files outside that range trade places with the range's files outside the batch, which wait
     further back: a file may wait, but none is skipped. Empty when every pending file fits in the batch,
     or nothing is fresh."""
-    fresh = sorted(s for s in fresh if base < s <= last)
+    fresh = [s for s in fresh if base < s <= last]
     pending = last - base
     if pending <= max_files or not fresh:
         return []
