@@ -175,7 +175,8 @@ def fresh_first(base: int, last: int, fresh: Sequence[int], max_files: int) -> l
 
     Pending files are (base, last]; `fresh` are the seqs of files announced since the previous plan, oldest
     first by event time (a listing's or an inventory's files never are: they are history). The batch takes
-    the newest fresh files first, up to all but `backlog_share` of its places, and fills the rest with the oldest of the others.
+    the newest fresh files first, up to all but `backlog_share` of its places, and fills the rest with the
+    oldest of the others.
     The batch's files outside that range trade places with the range's files outside the batch, which wait
     further back: a file may wait, but none is skipped. Empty when every pending file fits in the batch,
     or nothing is fresh."""

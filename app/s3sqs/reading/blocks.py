@@ -92,7 +92,7 @@ def line_blocks(read: Callable[[int], bytes], block_bytes: int, sep: bytes = NEW
     just after a separator, about `block_bytes` long (a line longer than a block makes a longer one); the
     last block ends where the stream does. With `limit`, the stream's lines are those that start at or
     before offset `limit`: the blocks end after the first separator found at or past it."""
-    def after_last_sep(data: bytes) -> int:
+    def after_last_sep(data: bytearray) -> int:
         at = data.rfind(sep)
         return 0 if at < 0 else at + len(sep)
     return cut_blocks(read if limit is None else _lines_to(read, limit, sep), block_bytes, after_last_sep)
@@ -121,9 +121,10 @@ def _lines_to(read: Callable[[int], bytes], limit: int, sep: bytes) -> Callable[
     return limited
 
 
-def cut_blocks(read: Callable[[int], bytes], block_bytes: int, end_of: Callable[[bytes], int]) -> Iterator[bytes]:
+def cut_blocks(read: Callable[[int], bytes], block_bytes: int,
+               end_of: Callable[[bytearray], int]) -> Iterator[bytes]:
     """Blocks from a stream, each about `block_bytes` long and ending where `end_of(pending bytes)` says
-    (0: nowhere yet, read more); the last ends where the stream does."""
+    (0: nowhere yet, read more; it only reads them); the last ends where the stream does."""
     pending = bytearray()
     while True:
         chunk = read(block_bytes)
@@ -133,7 +134,7 @@ def cut_blocks(read: Callable[[int], bytes], block_bytes: int, end_of: Callable[
             return
         pending += chunk
         if len(pending) >= block_bytes:
-            at = end_of(bytes(pending))
+            at = end_of(pending)
             if at > 0:
                 yield bytes(pending[:at])
                 del pending[:at]

@@ -36,7 +36,7 @@ def _text(data: pa.Buffer, opts: dict) -> tuple[str, bytes | None]:
     return raw.decode(opts["encoding"], errors="replace"), raw if utf8 else None
 
 
-def block_end(data: bytes, opts: dict) -> int:
+def block_end(data: bytes | bytearray, opts: dict) -> int:
     """Where a block of a big file's bytes may end: after its last whole row (xml_records.block_end); 0:
     read more. The file's encoding is one where '<' and '>' are those bytes (blocks.cuttable), so the text
     is scanned byte for byte (latin-1), with the row tag in the file's encoding."""
