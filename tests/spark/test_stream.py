@@ -334,8 +334,6 @@ def test_latest_first_takes_files_announced_during_a_backlog_within_a_batch_or_t
     assert ids == list(range(120)) + [1000, 1001]  # every file exactly once
     fresh = [b for b, rows in by_batch.items() for i in rows if i >= 1000]
     backlog_ends = max(b for b, rows in by_batch.items() if any(i < 1000 for i in rows))
-    # Without latestFirst they would land in the backlog's last batch (received last, planned last); with it,
-    # each goes in the first batch planned after the intake receives it: before the backlog's last, and one of
-    # them two batches before it at least. When the intake gets to each message depends on the queue's order
-    # and the machine's load (a loaded run took one at the backlog's second-last batch).
-    assert max(fresh) < backlog_ends and min(fresh) < backlog_ends - 1, (by_batch, announced_at)
+    # Without latestFirst they would land in the backlog's last batch; with it, at least two batches before it
+    # (the newest by event time go first, even when received together with backlog files).
+    assert max(fresh) < backlog_ends - 1, (by_batch, announced_at)
