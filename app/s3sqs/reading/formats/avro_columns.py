@@ -11,15 +11,15 @@ import os
 import pyarrow as pa
 
 from .avro_pieces import HEADER_SCHEMA
+from .avro_schema import PRIMITIVES, TIMESTAMPS
 
 log = logging.getLogger(__name__)
 
-_PRIMITIVES = {"boolean", "int", "long", "float", "double", "string", "bytes"}
+_PRIMITIVES = set(PRIMITIVES) - {"null"}  # polars refuses the null type
 # The logical types polars decodes as Spark does, on the base types Spark honours them on. Spark reads
 # time-millis/micros as INT/LONG where polars gives a time of day; others (duration...) are left to fastavro.
 _LOGICAL = {"decimal": {"bytes", "fixed"}, "date": {"int"}, "uuid": {"string"},
-            "timestamp-millis": {"long"}, "timestamp-micros": {"long"},
-            "local-timestamp-millis": {"long"}, "local-timestamp-micros": {"long"}}
+            **{name: {"long"} for name in TIMESTAMPS}}
 _SYNC = bytes(16)
 
 
