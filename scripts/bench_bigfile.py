@@ -1,6 +1,9 @@
 #!/usr/bin/env python3
 """Benchmark: one big CSV file (2 GB by default), this source against Spark's own file source, with memory.
 
+With --multiline each row's `user` value is quoted and holds a line break, and both read it with
+multiLine (neither splits such a file across tasks).
+
 The file is made in a temporary folder and deleted afterwards. For each Spark (PySpark 4.0.2 in
 .venv-spark40, 4.3 in .venv) the two read it in turn, in fresh processes, --reps times each, in alternating
 order, into a Parquet sink; a run is timed from the query's start to the moment its sink has committed
@@ -30,8 +33,9 @@ from devtools.local_spark import sparks_of  # noqa: E402
 ROWS_PER_CHUNK = 500_000
 
 
-def make_csv(path: Path, target_bytes: int) -> int:
-    """A CSV file with a header of about `target_bytes`; returns its rows."""
+def make_csv(path: Path, target_bytes: int, multiline: bool = False) -> int:
+    """A CSV file with a header of about `target_bytes`; returns its rows. With `multiline`, every row's
+    `user` value holds a line break (and so is quoted)."""
     import pyarrow as pa
     import pyarrow.csv as pacsv
     rows, first = 0, True
@@ -39,7 +43,8 @@ def make_csv(path: Path, target_bytes: int) -> int:
         while out.tell() < target_bytes:
             n = ROWS_PER_CHUNK
             ids = pa.array(range(rows, rows + n), pa.int64())
-            t = pa.table({"id": ids, "user": pa.array([f"user-{i % 9973}" for i in range(n)]),
+            second = "\nsecond line" if multiline else ""
+            t = pa.table({"id": ids, "user": pa.array([f"user-{i % 9973}{second}" for i in range(n)]),
                           "amount": pa.array([(i % 10000) / 7 for i in range(n)]),
                           "country": pa.array([("de", "fr", "us", "jp", "br")[i % 5] for i in range(n)]),
                           "ts": pa.array([f"2026-11-{1 + i % 28:02d}T12:00:00Z" for i in range(n)])})
@@ -51,7 +56,8 @@ def make_csv(path: Path, target_bytes: int) -> int:
 
 # ---------------------------------------------------------------------------------------- worker
 
-def worker(kind: str, data: Path, out: Path, expected: int, endpoint: str, queue_url: str) -> dict:
+def worker(kind: str, data: Path, out: Path, expected: int, endpoint: str, queue_url: str,
+           multiline: bool) -> dict:
     from pyspark.sql import SparkSession
 
     from devtools.local_spark import wait_for_rows
@@ -59,14 +65,16 @@ def worker(kind: str, data: Path, out: Path, expected: int, endpoint: str, queue
              .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
              .config("spark.log.level", os.environ.get("BENCH_LOG_LEVEL", "ERROR")).getOrCreate())
     if kind == "native":
-        df = spark.readStream.format("csv").schema(SCHEMA).option("header", "true").load(str(data))
+        df = spark.readStream.format("csv").schema(SCHEMA).option("header", "true") \
+            .option("multiLine", str(multiline).lower()).load(str(data))
     else:
         sys.path.insert(0, str(ROOT / "app"))
         from s3sqs.job.main import warm_python_workers
         from s3sqs.planning.source import register
         register(spark)
-        opts = {"fileFormat": "csv", "header": "true", "queueUrl": queue_url, "endpointUrl": endpoint,
-                "queueRegion": "us-east-1", "stateLocation": str(out / "state"), "basePath": f"file://{data}/",
+        opts = {"fileFormat": "csv", "header": "true", "multiLine": str(multiline).lower(), "queueUrl": queue_url,
+                "endpointUrl": endpoint, "queueRegion": "us-east-1", "stateLocation": str(out / "state"),
+                "basePath": f"file://{data}/",
                 "includeExistingFiles": "true", "maxFilesPerTrigger": "-1",
                 "minPartitions": str(spark.sparkContext.defaultParallelism)}
         df = spark.readStream.format("s3-sqs").schema(SCHEMA).options(**opts).load()
@@ -148,14 +156,16 @@ class PeakMemory:
 
 # ------------------------------------------------------------------------------------ orchestrator
 
-def run_one(python: Path, kind: str, data: Path, expected: int, endpoint: str, queue: str) -> dict:
+def run_one(python: Path, kind: str, data: Path, expected: int, endpoint: str, queue: str,
+            multiline: bool) -> dict:
     out = Path(tempfile.mkdtemp(prefix=f"bench-bigfile-{kind}-"))
     env = {**os.environ, "PYSPARK_PYTHON": str(python), "PYSPARK_DRIVER_PYTHON": str(python),
            "SPARK_LOCAL_IP": "127.0.0.1"}
     load_before = os.getloadavg()[0]
     try:
         proc = subprocess.Popen([str(python), __file__, "--worker", kind, "--data", str(data), "--out", str(out),
-                                 "--expected", str(expected), "--endpoint", endpoint, "--queue", queue],
+                                 "--expected", str(expected), "--endpoint", endpoint, "--queue", queue]
+                                + (["--multiline"] if multiline else []),
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         with PeakMemory(proc.pid) as mem:
             stdout, stderr = proc.communicate(timeout=3600)
@@ -174,13 +184,15 @@ def main(argv=None) -> int:
     p.add_argument("--gb", type=float, default=2.0, help="size of the CSV file in GB (default 2)")
     p.add_argument("--spark", default="4.0.2", help="which PySparks, in order (default 4.0.2; 4.0.2,4.3 for both)")
     p.add_argument("--reps", type=int, default=1)
+    p.add_argument("--multiline", action="store_true",
+                   help="a value with a line break in every row, read with multiLine")
     p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
     for name in ("--data", "--out", "--expected", "--endpoint", "--queue"):
         p.add_argument(name, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker, Path(args.data), Path(args.out), int(args.expected), args.endpoint,
-                                args.queue)))
+                                args.queue, args.multiline)))
         return 0
     sparks = sparks_of(p, args.spark)
     if args.reps < 1 or args.gb <= 0:
@@ -195,17 +207,18 @@ def main(argv=None) -> int:
     try:
         queue = boto3.client("sqs", endpoint_url=server.endpoint_url, region_name="us-east-1").create_queue(
             QueueName="bench-bigfile")["QueueUrl"]
-        expected = make_csv(data / "big.csv", int(args.gb * 1e9))
+        expected = make_csv(data / "big.csv", int(args.gb * 1e9), args.multiline)
         size = (data / "big.csv").stat().st_size
         print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; one CSV "
-              f"file of {size / 1e9:.2f} GB, {expected:,} rows; {args.reps} runs each, alternating; times from "
+              f"file of {size / 1e9:.2f} GB, {expected:,} rows{' (multiLine)' if args.multiline else ''}; "
+              f"{args.reps} runs each, alternating; times from "
               "query start to the last row committed; peak RSS (VmHWM) sampled every 0.2 s", flush=True)
         results = []
         for spark in sparks:
             runs = {"native": [], "s3sqs": []}
             for rep in range(args.reps):
                 for kind in (["native", "s3sqs"] if rep % 2 == 0 else ["s3sqs", "native"]):
-                    r = run_one(SPARKS[spark], kind, data, expected, server.endpoint_url, queue)
+                    r = run_one(SPARKS[spark], kind, data, expected, server.endpoint_url, queue, args.multiline)
                     runs[kind].append(r)
                     print(f"  Spark {spark:6s} {kind:7s} {r['seconds']:6.1f} s  JVM peak {r['jvm'] / 2**20:6.0f} MiB, "
                           f"largest Python worker peak {r['worker'] / 2**20:5.0f} MiB ({r['workers']} workers); "

@@ -1,20 +1,22 @@
-"""Reading a big text file, or a byte range of one, in blocks of whole lines (XML: of whole rows): memory
-bounded by the block size, whatever the file's size, and compressed files decompressed as they stream,
-never whole.
+"""Reading a big text file, or a byte range of one, in blocks of whole lines (XML, multiLine CSV: of whole
+rows): memory bounded by the block size, whatever the file's size, and compressed files decompressed as
+they stream, never whole.
 
 Each block goes through the format's own reader (the same code, fast path and exact path, as a whole
 file), so a block's rows are the rows its lines give inside the whole file (blocks.py says why). A CSV
 file with a header has its header line (and the blank or comment lines before it) put before every
-block, so each block is read with the same names. A transient fault while streaming reopens the file at the offset reached (a compressed
-stream is read again up to it): no byte is read twice into the rows.
+block but the file's first, so each block is read with the same names. A transient fault while streaming
+reopens the file at the offset reached (a compressed stream is read again up to it): no byte is read
+twice into the rows.
 
 A big Parquet or ORC file is read a row group or stripe at a time (the format's `read_parts`); there a
 transient fault that outlasts pyarrow's own retries fails the task, which Spark runs again.
 """
 from __future__ import annotations
 
+import functools
 from concurrent.futures import ThreadPoolExecutor
-from typing import Iterator
+from typing import Callable, Iterator
 
 import pyarrow as pa
 import pyarrow.fs as pafs
@@ -105,21 +107,21 @@ def csv_header(fs: pafs.FileSystem, path: str, compression: str | None, opts: di
 
 
 def raw_blocks(fs: pafs.FileSystem, piece: Piece, opts: dict, block_bytes: int | None = None,
-               skip: int = 0, block_end=None) -> Iterator[bytes]:
-    """The piece's lines, in blocks of whole lines (of blocks.BLOCK_BYTES unless told); `skip`: the bytes
-    of the file's first lines to leave out (a CSV header, which every block is given instead). With
-    `block_end(data, opts)` (XML: a whole file, never split), blocks end where it says instead."""
+               block_end: Callable[[bytearray], int] | None = None) -> Iterator[bytes]:
+    """The piece's lines, in blocks of whole lines (of blocks.BLOCK_BYTES unless told). With
+    `block_end(pending bytes)` (a whole file, never split: XML, multiLine CSV), blocks end where it says
+    instead."""
     block_bytes = block_bytes or _blocks.BLOCK_BYTES
     path, sep = piece.file.path, separator(opts)
     codec = "detect" if compressed(path) else None
-    begin = skip if piece.start == 0 else line_start_after(fs, path, piece.start, sep)
+    begin = 0 if piece.start == 0 else line_start_after(fs, path, piece.start, sep)
     end = piece.end
     if begin is None or (end is not None and begin > end):
         return  # no line starts in this range: the range before reads them all
     stream = RangeStream(fs, path, codec, begin)
     try:
         if block_end is not None:
-            yield from cut_blocks(stream.read, block_bytes, lambda data: block_end(data, opts))
+            yield from cut_blocks(stream.read, block_bytes, block_end)
         else:
             yield from line_blocks(stream.read, block_bytes, sep, None if end is None else end - begin)
     finally:
@@ -140,8 +142,11 @@ def stream_rows(filesystems: Filesystems, piece: Piece, reader, fields: list[pa.
     if fo.file_format == FileFormat.CSV and opts["header"]:
         codec = "detect" if compressed(piece.file.path) else None
         header = csv_header(fs, piece.file.path, codec, opts)
-    blocks = raw_blocks(fs, piece, opts, block_bytes, len(header) if piece.start == 0 else 0,
-                        getattr(reader, "block_end", None))
+    block_end = None
+    if _blocks.cut_at_rows(fo.file_format, opts):
+        block_end = functools.partial(reader.block_end, opts=opts)
+    blocks = raw_blocks(fs, piece, opts, block_bytes, block_end)
+    given = piece.start == 0  # the file's first block holds the header itself
     try:
         with ThreadPoolExecutor(max_workers=1) as ahead:
             pending = ahead.submit(next, blocks, None)
@@ -150,7 +155,8 @@ def stream_rows(filesystems: Filesystems, piece: Piece, reader, fields: list[pa.
                 if block is None:
                     return
                 pending = ahead.submit(next, blocks, None)
-                data = header + block if header else block
+                data = block if given or not header else header + block
+                given = False
                 yield reader.read(pa.py_buffer(data), fields, fo, piece.file)
     finally:
         blocks.close()  # the executor has waited for its read: the stream is closed now, not when collected

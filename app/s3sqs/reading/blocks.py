@@ -3,7 +3,8 @@ split into byte ranges across tasks, and how a stream of bytes is cut into block
 
 Without multiLine, Spark ends a CSV or JSON record at every line break (Hadoop's line reader), quoted or
 not, so a line break is a record boundary and a block of whole lines reads exactly as the same lines do
-inside the whole file. A byte range follows Hadoop's rule: the range [start, end) owns the lines that
+inside the whole file. An XML file, or a multiLine CSV file, is cut after whole rows where its reader's
+`block_end` says, and never split. A byte range follows Hadoop's rule: the range [start, end) owns the lines that
 start in (start, end] (and the line at 0 for the first range). It skips to the first line start after
 `start` (that line belongs to the range before) and reads past `end` to finish its last line.
 """
@@ -13,6 +14,7 @@ import codecs
 from typing import Callable, Iterator
 
 from ..core.vocabulary import FileFormat
+from .formats.csv_blocks import header_end
 
 BLOCK_BYTES = 8 << 20       # bytes of text parsed at once when a file is read in blocks (peak ~16x)
 BIG_FILE_BYTES = 64 << 20   # a text file above this (uncompressed) is read in blocks, never whole
@@ -27,9 +29,14 @@ NEWLINE = b"\n"
 
 def cuttable(file_format: str, opts: dict) -> bool:
     """Whether a file of this format and options may be read in blocks: of whole lines, CSV and JSON
-    without multiLine, text without wholetext; of whole rows, XML (its reader's `block_end` says where);
-    in an encoding where a line-break byte, '<' and '>' are those characters."""
-    if file_format in (FileFormat.CSV, FileFormat.JSON):
+    without multiLine, text without wholetext; of whole rows (`cut_at_rows`), XML and multiLine CSV whose
+    delimiter, quote, escape and comment chars are ASCII; in an encoding where a line-break byte, '<' and
+    '>' are those characters."""
+    if file_format == FileFormat.CSV:
+        if opts.get("multiLine") and not all(
+                c < "\x80" for c in (opts.get(k) or "" for k in ("sep", "quote", "escape", "comment", "lineSep"))):
+            return False
+    elif file_format == FileFormat.JSON:
         if opts.get("multiLine"):
             return False
     elif file_format == FileFormat.TEXT:
@@ -39,6 +46,12 @@ def cuttable(file_format: str, opts: dict) -> bool:
         return False
     enc = opts.get("encoding")
     return enc is None or codecs.lookup(enc).name in _ASCII_SAFE
+
+
+def cut_at_rows(file_format: str, opts: dict) -> bool:
+    """Whether a file's blocks end after whole rows where its reader's `block_end` says, rather than at
+    line breaks: XML, and CSV with multiLine (a quoted value may hold line breaks)."""
+    return file_format == FileFormat.XML or (file_format == FileFormat.CSV and bool(opts.get("multiLine")))
 
 
 def separator(opts: dict) -> bytes:
@@ -58,7 +71,7 @@ def splittable(file_format: str, opts: dict, path: str) -> bool:
     markers, as Spark's Avro reader splits it."""
     if file_format == FileFormat.AVRO:
         return True
-    return file_format != FileFormat.XML and cuttable(file_format, opts) and not compressed(path) \
+    return cuttable(file_format, opts) and not cut_at_rows(file_format, opts) and not compressed(path) \
         and not opts.get("lineSep")
 
 
@@ -149,7 +162,11 @@ def first_line_end(data: bytes, sep: bytes = NEWLINE) -> int | None:
 def header_prefix(head: bytes, opts: dict) -> bytes | None:
     """The bytes of a CSV file up to and including its header line (blank and comment lines before it
     too, as the reader skips them), to put before every block but the first so that each is read with the
-    same header; None when `head` does not reach the header's end (read more of the file)."""
+    same header; None when `head` does not reach the header's end (read more of the file). With multiLine,
+    up to the end of its first record (csv_blocks.header_end)."""
+    if opts.get("multiLine"):
+        end = header_end(head, opts)
+        return None if end is None else head[:end]
     sep = separator(opts)
     comment = (opts.get("comment") or "").encode("utf-8")
     pos = 0

@@ -12,6 +12,7 @@ import pyarrow as pa
 
 from . import csv_fast
 from .base import FileRows, FormatOptions, MalformedFile
+from .csv_blocks import block_end
 from .csv_infer import infer
 from .csv_rows import build
 from .csv_tokens import Dialect, records
@@ -20,7 +21,7 @@ from .csv_values import is_plain
 RANDOM_ACCESS = False
 COMPRESSION = "detect"  # .gz, .bz2, .zst by extension
 
-__all__ = ["COMPRESSION", "RANDOM_ACCESS", "infer", "read"]
+__all__ = ["COMPRESSION", "RANDOM_ACCESS", "block_end", "infer", "read"]
 _HEAD_BYTES = 64 << 10
 
 

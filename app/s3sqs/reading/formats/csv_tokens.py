@@ -65,18 +65,35 @@ def records(text: str, d: Dialect) -> Iterator[list]:
 
 
 def _multi_line_records(text: str, d: Dialect) -> Iterator[list]:
-    back = None
-    if d.line_sep:
-        newline = d.line_sep
+    text, newline, back = one_char_newline(text, d.line_sep)
+    for tokens, _start, _end in record_spans(text, d, newline):
+        if back is not None:
+            tokens = [t.replace(newline, "\n") if t and newline in t else t for t in tokens]
+        yield tokens
+
+
+def one_char_newline(text: str, line_sep: str | None) -> tuple[str, str, str | None]:
+    """The text, the char that ends its records, and the line break that char stands in for (None: the
+    text is as it was). Without lineSep the first line break decides: only that one ends records (a lone
+    \n in a \r\n file is a char of the value), and inside quotes it reads as \n. A stand-in char keeps
+    it apart from the others."""
+    if line_sep and len(line_sep) == 1:
+        return text, line_sep, None
+    if line_sep:
+        back = line_sep
     else:
-        # The first line break decides: only that one ends records (a lone \n in a \r\n file is a char
-        # of the value), and inside quotes it reads as \n. A stand-in char keeps it apart from the others.
         m = _BREAKS.search(text)
-        newline = m.group() if m else "\n"
-        if newline != "\n":
-            back = newline
-            newline = next(c for c in _STAND_INS if c not in text)
-            text = text.replace(back, newline)
+        back = m.group() if m else "\n"
+    if back == "\n":
+        return text, back, None
+    newline = next(c for c in _STAND_INS if c not in text)
+    return text.replace(back, newline), newline, back
+
+
+def record_spans(text: str, d: Dialect, newline: str) -> Iterator[tuple[list, int, int]]:
+    """Each multiLine record of the text (records end at `newline`, one char): its tokens, where it starts
+    and where the next begins (after its line break; len(text) for the last). Empty and comment lines
+    between records are skipped."""
     pos, n = 0, len(text)
     while pos < n:
         if text[pos] == newline:  # an empty line
@@ -86,11 +103,10 @@ def _multi_line_records(text: str, d: Dialect) -> Iterator[list]:
             end = text.find(newline, pos)
             pos = n if end < 0 else end + 1
             continue
+        start = pos
         tokens, pos = tokenize(text, d, newline, pos)
-        if back is not None:
-            tokens = [t.replace(newline, "\n") if t and newline in t else t for t in tokens]
         if tokens:
-            yield tokens
+            yield tokens, start, pos
 
 
 _STAND_INS = ("\ue000", "\ue001", "\ue002", "\x00")
