@@ -1,6 +1,6 @@
 """A big Avro file in a bucket of the moto server, read as a task reads it, through a proxy that counts the
 object GETs: streamed a few blocks at a time, in a few large reads (fastavro reads a few bytes at a time,
-which unbuffered would each be a GET), with every record."""
+which unbuffered would each be a GET), with every record; and its schema read from its header alone."""
 import io
 
 import boto3
@@ -12,6 +12,8 @@ from devtools.fault_proxy import FaultProxy, Faults, s3_object_reads
 from s3sqs.core.endpoint import Endpoint
 from s3sqs.core.files import S3File
 from s3sqs.reading import blocks
+from s3sqs.reading.file_schema import infer_file
+from s3sqs.reading.filesystems import Filesystems
 from s3sqs.reading.formats import FormatOptions, avro
 from s3sqs.reading.reader import ReadSpec, read_partition
 
@@ -42,5 +44,9 @@ def test_a_big_avro_file_on_s3_is_streamed_in_a_few_gets(moto_endpoint, monkeypa
         spec = ReadSpec(FormatOptions("avro"), Endpoint(proxy.endpoint_url, "us-east-1"))
         f = S3File("big-avro", "in/big.avro", len(data), etag, event_ms=1_700_000_000_000)
         batches = list(read_partition([f], spec, pa.schema([("id", pa.int64())]), 1))
-    assert pa.Table.from_batches(batches).column("id").to_pylist() == list(range(n))
-    assert 1 <= len(gets) <= 3, gets  # 6 MB in reads of READ_BYTES (8 MiB), not one GET per few bytes
+        assert pa.Table.from_batches(batches).column("id").to_pylist() == list(range(n))
+        assert 1 <= len(gets) <= 3, gets  # 6 MB in reads of READ_BYTES (8 MiB), not one GET per few bytes
+        gets.clear()
+        schema = infer_file(Filesystems(spec.endpoint), f, spec, True)
+    assert schema.names == ["id", "note"]
+    assert len(gets) == 1, gets  # the header alone, in one read (of 1 MiB), not the file nor a GET per field

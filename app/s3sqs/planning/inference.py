@@ -19,7 +19,7 @@ from ..core import aws
 from ..core.errors import UsageError
 from ..core.files import S3File
 from ..reading.filesystems import Filesystems
-from ..reading.reader import infer_file
+from ..reading.file_schema import infer_file
 from ..reading.schema_proposals import decode_schema
 from ..state.schemas import SchemaLog, SchemaVersion
 from ..state.store import open_store

@@ -137,6 +137,24 @@ def stream_rows(filesystems: Filesystems, piece: Piece, reader, fields: list[pa.
             ranged = () if piece.whole else (piece.start, piece.end)  # only Avro's files are split
             yield from reader.read_parts(fh, fields, fo, piece.file, *ranged)
         return
+    blocks = text_blocks(fs, piece, reader, fo, block_bytes)
+    try:
+        with ThreadPoolExecutor(max_workers=1) as ahead:
+            pending = ahead.submit(next, blocks, None)
+            while True:
+                data = pending.result()
+                if data is None:
+                    return
+                pending = ahead.submit(next, blocks, None)
+                yield reader.read(pa.py_buffer(data), fields, fo, piece.file)
+    finally:
+        blocks.close()  # the executor has waited for its read: the stream is closed now, not when collected
+
+
+def text_blocks(fs: pafs.FileSystem, piece: Piece, reader, fo: FormatOptions,
+                block_bytes: int | None = None) -> Iterator[bytes]:
+    """The piece's blocks of a text file, each as its reader reads it: with a CSV header before every block
+    but the file's first (which holds it)."""
     opts = fo.options
     header = b""
     if fo.file_format == FileFormat.CSV and opts["header"]:
@@ -146,17 +164,8 @@ def stream_rows(filesystems: Filesystems, piece: Piece, reader, fields: list[pa.
     if _blocks.cut_at_rows(fo.file_format, opts):
         block_end = functools.partial(reader.block_end, opts=opts)
     blocks = raw_blocks(fs, piece, opts, block_bytes, block_end)
-    given = piece.start == 0  # the file's first block holds the header itself
     try:
-        with ThreadPoolExecutor(max_workers=1) as ahead:
-            pending = ahead.submit(next, blocks, None)
-            while True:
-                block = pending.result()
-                if block is None:
-                    return
-                pending = ahead.submit(next, blocks, None)
-                data = block if given or not header else header + block
-                given = False
-                yield reader.read(pa.py_buffer(data), fields, fo, piece.file)
+        for i, block in enumerate(blocks):
+            yield block if (i == 0 and piece.start == 0) or not header else header + block
     finally:
-        blocks.close()  # the executor has waited for its read: the stream is closed now, not when collected
+        blocks.close()

@@ -37,6 +37,7 @@ from ..core.vocabulary import BadFileAction, FileStatus, SchemaEvolution
 from .big import stream_rows
 from .blocks import read_in_blocks
 from .conform import META_COLUMNS, conform
+from .file_schema import infer_file
 from .filesystems import WHOLE_FILE_BYTES, Filesystems, classify, fetch, with_retries
 from .formats import FileRows, FormatOptions, empty, reader_of
 from .quarantine_writer import write_record
@@ -122,7 +123,7 @@ def read_partition(items: list[S3File | Piece], spec: ReadSpec, schema: pa.Schem
         yield from _stream_piece(filesystems, piece, spec, schema, fields, batch_end, counts, new_columns)
     if new_columns:
         stop_for_new_columns(filesystems, spec.schema_location, spec.evolution, new_columns,
-                             lambda f: infer_file(filesystems, f, spec, spec.infer_column_types))
+                             lambda f, new: infer_file(filesystems, f, spec, spec.infer_column_types, new))
     if tables:
         yield from _batches(tables, schema)
     if counts["quarantined"] or counts["missing"] or counts["malformed"]:
@@ -231,16 +232,6 @@ def _read_file(filesystems: Filesystems, f: S3File, spec: ReadSpec, fields: list
     if data.size == 0:  # an empty object is an empty file, not an error
         return empty(fields)
     return reader.read(pa.BufferReader(data) if reader.RANDOM_ACCESS else data, fields, spec.format, f)
-
-
-def infer_file(filesystems: Filesystems, f: S3File, spec: ReadSpec, infer_types: bool) -> pa.Schema:
-    """The file's own schema (schema inference, and the proposals of schema evolution)."""
-    fs = filesystems.of(f)
-    reader = reader_of(spec.format.file_format)
-    if reader.RANDOM_ACCESS:
-        with fs.open_input_file(f.path) as fh:
-            return reader.infer(fh, spec.format, infer_types)
-    return reader.infer(fetch(fs, f, reader.COMPRESSION), spec.format, infer_types)
 
 
 class _ByteBudget:

@@ -18,13 +18,13 @@ from .filesystems import Filesystems, put_json
 def stop_for_new_columns(filesystems: Filesystems, schema_location: str, mode: str,
                          found: list[tuple[S3File, tuple[str, ...]]], file_schema) -> None:
     """Raise NewColumnsFound for the task's files with new columns; with addNewColumns, after each file's
-    schema (`file_schema(f)`) is stored as a proposal, so one restart takes them all."""
+    schema (`file_schema(f, its new columns)`) is stored as a proposal, so one restart takes them all."""
     f, unknown = found[0]
     more = f" (and {len(found) - 1} more files)" if len(found) > 1 else ""
     cols = ", ".join(dict.fromkeys(c for _, u in found for c in u))
     if mode == SchemaEvolution.ADD_NEW_COLUMNS:
         for g, new in found:
-            _propose(filesystems, schema_location, g, new, file_schema(g))
+            _propose(filesystems, schema_location, g, new, file_schema(g, new))
         raise NewColumnsFound(
             f"NewColumnsFound: {f.uri}{more} has new columns {cols}; the schema under {schema_location} takes them "
             "at the next start: restart the query to ingest from this file on (the job restarts by itself)")

@@ -127,9 +127,13 @@ class _FileSchema:
         return pa.table(arrays)
 
 
-def infer(data: pa.Buffer, fo: FormatOptions, infer_types: bool = True) -> pa.Schema:
+def infer(source, fo: FormatOptions, infer_types: bool = True) -> pa.Schema:
+    """The schema in the file's header (`source`: the file's bytes, or the open file, of which only the
+    header is read)."""
     from fastavro.schema import expand_schema
-    return _arrow(expand_schema(_open(io.BytesIO(memoryview(data))).writer_schema))
+    if isinstance(source, pa.Buffer):
+        source = io.BytesIO(memoryview(source))
+    return _arrow(expand_schema(_open(source).writer_schema))
 
 
 def _open(source):
