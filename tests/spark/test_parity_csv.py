@@ -226,16 +226,15 @@ def test_infer_with_formats_and_null_value(spark, tmp_path):
     assert [(f.name, str(f.type)) for f in csv_reader.infer(pa.py_buffer(p.read_bytes()), fo, True)] == theirs
 
 
-MULTILINE_CASES = [c for c in CASES if not isinstance(c, type(pytest.param())) and c[3].get("multiLine") == "true"]
-
-
-@pytest.mark.parametrize("name,files,ddl,options", [pytest.param(*c, id=c[0]) for c in MULTILINE_CASES] + [
+@pytest.mark.parametrize("name,files,ddl,options", [
+    pytest.param(*c, id=c[0]) for c in CASES if not isinstance(c, type(pytest.param()))] + [
     pytest.param("generated", {"big.csv": "id,name,score\r\n" + "\r\n".join(
         (f'{i},"two\nlines {i}",{i}.5', f'{i},"a ""doubled"" {i}",1', f'{i},"esc \\" {i}\r\n",2', f"{i},plain,3",
          f'{i},"after"x,4', f'{i},"名前\r\n{i}",5')[i % 6] for i in range(300))},
                  "id INT, name STRING, score DOUBLE", {"header": "true", "multiLine": "true"}, id="generated")])
-def test_multiline_rows_read_in_blocks_match_spark(spark, tmp_path, monkeypatch, name, files, ddl, options):
-    """Every file read in blocks of whole records, a few bytes each, gives Spark's rows all the same."""
+def test_rows_read_in_blocks_match_spark(spark, tmp_path, monkeypatch, name, files, ddl, options):
+    """Every file read in blocks of whole lines (of whole records, with multiLine), a few bytes each, gives
+    Spark's rows all the same."""
     from s3sqs.reading import blocks
     monkeypatch.setattr(blocks, "BIG_FILE_BYTES", 0)
     monkeypatch.setattr(blocks, "BLOCK_BYTES", 16)

@@ -144,6 +144,15 @@ def test_same_rows_as_spark(spark, tmp_path, case):
     assert rows, "the case must read some rows"
 
 
+@pytest.mark.parametrize("case", CASES, ids=[c[0] for c in CASES])
+def test_same_rows_as_spark_read_in_blocks(spark, tmp_path, monkeypatch, case):
+    """Every file read in blocks of a few bytes of whole lines (a multiLine file whole) gives them too."""
+    from s3sqs.reading import blocks
+    monkeypatch.setattr(blocks, "BIG_FILE_BYTES", 0)
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 16)
+    test_same_rows_as_spark(spark, tmp_path, case)
+
+
 @pytest.mark.parametrize("mode", ["PERMISSIVE", "DROPMALFORMED"])
 def test_malformed_rows_in_each_mode(spark, tmp_path, mode):
     path = write(tmp_path, "bad.json", MALFORMED)

@@ -161,6 +161,22 @@ def test_row_boundaries_as_spark_scans_them(spark, tmp_path):
     assert_same_rows(spark, "xml", [p], "_a LONG, _x LONG, _VALUE STRING, a STRING, book STRUCT<a: LONG>", ROW)
 
 
+@pytest.mark.parametrize("test", [test_attributes_nested_repeated_typed_and_text_columns, test_options,
+                                  test_malformed_rows_per_mode, test_row_boundaries_as_spark_scans_them])
+def test_files_read_in_blocks_give_spark_s_rows(spark, tmp_path, monkeypatch, test):
+    """The same files read in blocks of whole rows, a few bytes each, give Spark's rows too."""
+    from s3sqs.reading import blocks
+    monkeypatch.setattr(blocks, "BIG_FILE_BYTES", 0)
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 16)
+    if test is test_options:
+        test(spark, tmp_path, {"attributePrefix": "@", "valueTag": "#text"})
+    elif test is test_malformed_rows_per_mode:
+        for mode in ("PERMISSIVE", "DROPMALFORMED"):
+            test(spark, tmp_path, mode)
+    else:
+        test(spark, tmp_path)
+
+
 def test_a_file_that_is_not_xml(spark, tmp_path):
     p = write(tmp_path, "not.xml", "id,name\n1,a\n")
     assert spark.read.format("xml").schema("id LONG").options(**ROW).load(str(p)).collect() == []
