@@ -108,7 +108,7 @@ def test_the_header_of_a_multiline_file_is_its_first_record(head, expected):
 
 @pytest.mark.parametrize("given,size,streamed", [
     ({}, blocks.BIG_FILE_BYTES + 1, True), ({}, blocks.BIG_FILE_BYTES, False),
-    ({"encoding": "utf-16"}, blocks.BIG_FILE_BYTES + 1, False), ({"sep": "§"}, blocks.BIG_FILE_BYTES + 1, False)])
+    ({"encoding": "utf-16"}, blocks.BIG_FILE_BYTES + 1, True), ({"sep": "§"}, blocks.BIG_FILE_BYTES + 1, False)])
 def test_which_multiline_files_are_streamed_and_none_split(given, size, streamed):
     o = opts(**given)
     assert read_in_blocks("csv", o, "k/f.csv", size) is streamed

@@ -14,6 +14,7 @@ transient fault that outlasts pyarrow's own retries fails the task, which Spark 
 """
 from __future__ import annotations
 
+import codecs
 import functools
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterator
@@ -33,14 +34,25 @@ _SCAN_BYTES = 64 << 10  # read at a time when looking for a line's end
 
 class RangeStream:
     """The (decompressed) bytes of a file from an offset on, read in chunks; a transient fault reopens the
-    file at the offset reached and the read is tried again (filesystems.with_retries)."""
+    file at the offset reached and the read is tried again (filesystems.with_retries). With `encoding`
+    (one where a line break is not always that byte: blocks.transcoded), the bytes are decoded as they
+    come, as a whole file's read decodes them (a bad byte becomes U+FFFD), and given as UTF-8."""
 
-    def __init__(self, fs: pafs.FileSystem, path: str, compression: str | None, offset: int = 0):
+    def __init__(self, fs: pafs.FileSystem, path: str, compression: str | None, offset: int = 0,
+                 encoding: str | None = None):
         self.fs, self.path, self.compression, self.offset = fs, path, compression, offset
         self._stream = None
+        self._decoder = codecs.getincrementaldecoder(encoding)(errors="replace") if encoding else None
 
     def read(self, n: int) -> bytes:
-        return with_retries(self.path, lambda: self._read(n))
+        data = with_retries(self.path, lambda: self._read(n))
+        if self._decoder is None:
+            return data
+        while True:  # a chunk may end inside a character: the decoder keeps its bytes for the next one
+            text = self._decoder.decode(data, final=not data)
+            if text or not data:
+                return text.encode("utf-8")
+            data = with_retries(self.path, lambda: self._read(n))
 
     def _read(self, n: int) -> bytes:
         try:
@@ -91,9 +103,10 @@ def line_start_after(fs: pafs.FileSystem, path: str, start: int, sep: bytes) -> 
         stream.close()
 
 
-def csv_header(fs: pafs.FileSystem, path: str, compression: str | None, opts: dict) -> bytes:
-    """A CSV file's bytes up to the end of its header line."""
-    stream = RangeStream(fs, path, compression)
+def csv_header(fs: pafs.FileSystem, path: str, compression: str | None, opts: dict,
+               encoding: str | None = None) -> bytes:
+    """A CSV file's bytes up to the end of its header line (in UTF-8 when decoded from `encoding`)."""
+    stream = RangeStream(fs, path, compression, encoding=encoding)
     head = b""
     try:
         while True:
@@ -107,10 +120,10 @@ def csv_header(fs: pafs.FileSystem, path: str, compression: str | None, opts: di
 
 
 def raw_blocks(fs: pafs.FileSystem, piece: Piece, opts: dict, block_bytes: int | None = None,
-               block_end: Callable[[bytearray], int] | None = None) -> Iterator[bytes]:
+               block_end: Callable[[bytearray], int] | None = None, encoding: str | None = None) -> Iterator[bytes]:
     """The piece's lines, in blocks of whole lines (of blocks.BLOCK_BYTES unless told). With
     `block_end(pending bytes)` (a whole file, never split: XML, multiLine CSV), blocks end where it says
-    instead."""
+    instead. With `encoding` (a whole file, never split), the file is decoded from it into UTF-8 first."""
     block_bytes = block_bytes or _blocks.BLOCK_BYTES
     path, sep = piece.file.path, separator(opts)
     codec = "detect" if compressed(path) else None
@@ -118,7 +131,7 @@ def raw_blocks(fs: pafs.FileSystem, piece: Piece, opts: dict, block_bytes: int |
     end = piece.end
     if begin is None or (end is not None and begin > end):
         return  # no line starts in this range: the range before reads them all
-    stream = RangeStream(fs, path, codec, begin)
+    stream = RangeStream(fs, path, codec, begin, encoding)
     try:
         if block_end is not None:
             yield from cut_blocks(stream.read, block_bytes, block_end)
@@ -137,7 +150,7 @@ def stream_rows(filesystems: Filesystems, piece: Piece, reader, fields: list[pa.
             ranged = () if piece.whole else (piece.start, piece.end)  # only Avro's files are split
             yield from reader.read_parts(fh, fields, fo, piece.file, *ranged)
         return
-    blocks = text_blocks(fs, piece, reader, fo, block_bytes)
+    fo, blocks = text_blocks(fs, piece, reader, fo, block_bytes)
     try:
         with ThreadPoolExecutor(max_workers=1) as ahead:
             pending = ahead.submit(next, blocks, None)
@@ -152,18 +165,27 @@ def stream_rows(filesystems: Filesystems, piece: Piece, reader, fields: list[pa.
 
 
 def text_blocks(fs: pafs.FileSystem, piece: Piece, reader, fo: FormatOptions,
-                block_bytes: int | None = None) -> Iterator[bytes]:
-    """The piece's blocks of a text file, each as its reader reads it: with a CSV header before every block
-    but the file's first (which holds it)."""
+                block_bytes: int | None = None) -> tuple[FormatOptions, Iterator[bytes]]:
+    """The options the piece's blocks are read with, and the blocks, each as its reader reads it: a CSV
+    header before every block but the file's first (which holds it). A file in an encoding whose line
+    breaks are not always those bytes (blocks.transcoded) is decoded as it streams: its blocks are UTF-8."""
+    source = fo.options["encoding"] if _blocks.transcoded(fo.options) else None
+    if source:
+        fo = FormatOptions(fo.file_format, {**fo.options, "encoding": "utf-8"}, fo.mode, fo.rescued_column)
+    return fo, _text_blocks(fs, piece, reader, fo, block_bytes, source)
+
+
+def _text_blocks(fs: pafs.FileSystem, piece: Piece, reader, fo: FormatOptions, block_bytes: int | None,
+                 source: str | None) -> Iterator[bytes]:
     opts = fo.options
     header = b""
     if fo.file_format == FileFormat.CSV and opts["header"]:
         codec = "detect" if compressed(piece.file.path) else None
-        header = csv_header(fs, piece.file.path, codec, opts)
+        header = csv_header(fs, piece.file.path, codec, opts, source)
     block_end = None
     if _blocks.cut_at_rows(fo.file_format, opts):
         block_end = functools.partial(reader.block_end, opts=opts)
-    blocks = raw_blocks(fs, piece, opts, block_bytes, block_end)
+    blocks = raw_blocks(fs, piece, opts, block_bytes, block_end, source)
     try:
         for i, block in enumerate(blocks):
             yield block if (i == 0 and piece.start == 0) or not header else header + block

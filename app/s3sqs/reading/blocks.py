@@ -30,8 +30,8 @@ NEWLINE = b"\n"
 def cuttable(file_format: str, opts: dict) -> bool:
     """Whether a file of this format and options may be read in blocks: of whole lines, CSV and JSON
     without multiLine, text without wholetext; of whole rows (`cut_at_rows`), XML and multiLine CSV whose
-    delimiter, quote, escape and comment chars are ASCII; in an encoding where a line-break byte, '<' and
-    '>' are those characters."""
+    delimiter, quote, escape and comment chars are ASCII. In any encoding: one where a line-break byte, '<'
+    or '>' may be part of another character is decoded first (`transcoded`)."""
     if file_format == FileFormat.CSV:
         if opts.get("multiLine") and not all(
                 c < "\x80" for c in (opts.get(k) or "" for k in ("sep", "quote", "escape", "comment", "lineSep"))):
@@ -44,8 +44,15 @@ def cuttable(file_format: str, opts: dict) -> bool:
             return False
     elif file_format != FileFormat.XML:
         return False
+    return True
+
+
+def transcoded(opts: dict) -> bool:
+    """Whether a file's bytes are decoded into UTF-8 as they stream, before they are cut into blocks: its
+    encoding is one where a line-break byte, '<' or '>' may be part of another character (UTF-16, UTF-32,
+    Shift JIS...). Such a file is never split across tasks."""
     enc = opts.get("encoding")
-    return enc is None or codecs.lookup(enc).name in _ASCII_SAFE
+    return enc is not None and codecs.lookup(enc).name not in _ASCII_SAFE
 
 
 def cut_at_rows(file_format: str, opts: dict) -> bool:
@@ -71,8 +78,8 @@ def splittable(file_format: str, opts: dict, path: str) -> bool:
     markers, as Spark's Avro reader splits it."""
     if file_format == FileFormat.AVRO:
         return True
-    return cuttable(file_format, opts) and not cut_at_rows(file_format, opts) and not compressed(path) \
-        and not opts.get("lineSep")
+    return cuttable(file_format, opts) and not cut_at_rows(file_format, opts) and not transcoded(opts) \
+        and not compressed(path) and not opts.get("lineSep")
 
 
 def read_in_blocks(file_format: str, opts: dict, path: str, size: int | None) -> bool:

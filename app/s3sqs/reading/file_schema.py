@@ -35,7 +35,7 @@ def infer_file(filesystems: Filesystems, f: S3File, spec, infer_types: bool,
         with fs.open_input_stream(f.path, compression=None, buffer_size=_HEADER_READ_BYTES) as stream:
             return reader.infer(stream, fo, infer_types)
     schema = None
-    blocks = text_blocks(fs, Piece(f), reader, fo, SAMPLE_BYTES)
+    fo, blocks = text_blocks(fs, Piece(f), reader, fo, SAMPLE_BYTES)
     try:
         for data in blocks:
             found = reader.infer(pa.py_buffer(data), fo, infer_types)
