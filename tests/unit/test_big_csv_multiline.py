@@ -1,6 +1,5 @@
 """A big multiLine CSV file read in blocks of whole records: every byte once, and the records Spark's
 parser finds in the whole file, whatever the block size, the line breaks and the quoting."""
-import gzip
 import random
 
 import numpy as np
@@ -8,14 +7,11 @@ import pyarrow as pa
 import pytest
 
 from s3sqs.config.format_options import defaults
-from s3sqs.core.files import Piece
 from s3sqs.reading import blocks
-from s3sqs.reading.big import stream_rows
 from s3sqs.reading.blocks import cut_blocks, header_prefix, read_in_blocks, splittable
-from s3sqs.reading.filesystems import Filesystems
-from s3sqs.reading.formats import FormatOptions, csv, csv_blocks, reader_of
+from s3sqs.reading.formats import FormatOptions, csv, csv_blocks
 from s3sqs.reading.formats.csv_tokens import Dialect, records
-from tests.unit.test_big_files import local, reads
+from tests.unit.test_big_files import read_by_a_task, read_whole_and_in_blocks, reads
 
 PLAIN = ['{i},plain {i},{i}.5', '{i},"quoted, {i}",1', '{i},"two\nlines {i}",2', '{i},"three\n\nlines",3',
          '{i},"",4', '"{i}","x",5', '{i},grüße {i},6', '{i},"名前\n{i}",7']
@@ -126,27 +122,13 @@ FIELDS = [pa.field("id", pa.int64()), pa.field("name", pa.string()), pa.field("s
 def test_rows_in_blocks_are_the_rows_of_the_whole_file(mode, rescued, newline, pieces, gz, tmp_path):
     data = document(3, pieces, newline, rows=300)  # a header whose quoted name holds a line break
     fo = FormatOptions("csv", opts(header=True), mode, rescued)
-    reader = reader_of("csv")
-    path = tmp_path / ("f.csv.gz" if gz else "f.csv")
-    path.write_bytes(gzip.compress(data) if gz else data)
-    whole = reader.read(pa.py_buffer(data), FIELDS, fo, local(path))
-    parts = list(stream_rows(Filesystems(None), Piece(local(path), 0, None), reader, FIELDS, fo, 500))
+    whole, parts = read_whole_and_in_blocks(data, FIELDS, fo, tmp_path, gz, 500)
     assert len(parts) > 10 and whole.table.num_rows > 150
-    assert pa.concat_tables([p.table for p in parts]).to_pylist() == whole.table.to_pylist()
-    assert sum(p.malformed for p in parts) == whole.malformed and sum(p.dropped for p in parts) == whole.dropped
 
 
 def test_a_big_multiline_csv_file_goes_through_the_task_s_reader_in_blocks(tmp_path, monkeypatch):
-    from s3sqs.reading.reader import ReadSpec, read_partition
     data = ("id,name,score\n" + "".join(f'{i},"line\nbreak {i}",{i}.5\n' for i in range(5000))).encode()
-    path = tmp_path / "big.csv"
-    path.write_bytes(data)
-    monkeypatch.setattr(blocks, "BIG_FILE_BYTES", 1 << 10)
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", 8 << 10)
-    seen, read = [], csv.read
-    monkeypatch.setattr(csv, "read", lambda d, *a, **k: seen.append(d.size) or read(d, *a, **k))
-    fo = FormatOptions("csv", opts(header=True))
-    got = pa.Table.from_batches(list(read_partition([local(path)], ReadSpec(fo), pa.schema(FIELDS), 1)))
+    got, seen = read_by_a_task(data, FIELDS, FormatOptions("csv", opts(header=True)), tmp_path, monkeypatch)
     assert got.column("id").to_pylist() == list(range(5000))
     assert got.column("name").to_pylist()[:2] == ["line\nbreak 0", "line\nbreak 1"]
     assert len(seen) > 10 and max(seen) < 17 << 10  # never the whole file at once

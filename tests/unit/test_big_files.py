@@ -35,6 +35,33 @@ def local(path) -> S3File:
     return S3File("", str(path).lstrip("/"), path.stat().st_size, event_ms=1_700_000_000_000, scheme="file")
 
 
+def read_whole_and_in_blocks(data: bytes, fields: list[pa.Field], fo: FormatOptions, tmp_path, gz: bool,
+                             block_bytes: int) -> tuple:
+    """A file's rows read whole and streamed in blocks (gzipped when `gz`), asserted the same; returns both."""
+    reader = reader_of(fo.file_format)
+    path = tmp_path / ("f.gz" if gz else "f")
+    path.write_bytes(gzip.compress(data) if gz else data)
+    whole = reader.read(pa.py_buffer(data), fields, fo, local(path))
+    parts = list(stream_rows(Filesystems(None), Piece(local(path), 0, None), reader, fields, fo, block_bytes))
+    assert pa.concat_tables([p.table for p in parts]).to_pylist() == whole.table.to_pylist()
+    assert sum(p.malformed for p in parts) == whole.malformed and sum(p.dropped for p in parts) == whole.dropped
+    return whole, parts
+
+
+def read_by_a_task(data: bytes, fields: list[pa.Field], fo: FormatOptions, tmp_path, monkeypatch) -> tuple:
+    """The rows a task reads from the file, over 1 KiB so read in blocks of 8 KiB, and the size of each
+    buffer its format's reader was given."""
+    path = tmp_path / "big"
+    path.write_bytes(data)
+    monkeypatch.setattr(blocks, "BIG_FILE_BYTES", 1 << 10)
+    monkeypatch.setattr(blocks, "BLOCK_BYTES", 8 << 10)
+    module = reader_of(fo.file_format)
+    seen, read = [], module.read
+    monkeypatch.setattr(module, "read", lambda d, *a, **k: seen.append(d.size) or read(d, *a, **k))
+    got = pa.Table.from_batches(list(read_partition([local(path)], ReadSpec(fo), pa.schema(fields), 1)))
+    return got, seen
+
+
 @pytest.mark.parametrize("seed", range(20))
 def test_blocks_are_whole_lines_and_give_back_every_byte(seed):
     rnd = random.Random(seed)

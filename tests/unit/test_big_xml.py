@@ -1,6 +1,5 @@
 """A big XML file read in blocks of whole rows: every byte once, the rows Spark's scan finds in the whole
 text, and the rows the reader gives for the whole file, whatever the block size."""
-import gzip
 import random
 
 import pyarrow as pa
@@ -13,7 +12,7 @@ from s3sqs.reading.blocks import cut_blocks, read_in_blocks
 from s3sqs.reading.filesystems import Filesystems
 from s3sqs.reading.formats import FormatOptions, reader_of, xml
 from s3sqs.reading.formats.xml_records import records
-from tests.unit.test_big_files import local, reads
+from tests.unit.test_big_files import local, read_by_a_task, read_whole_and_in_blocks, reads
 
 PIECES = [
     "<row><id>{i}</id><name>n{i}</name></row>\n",
@@ -74,16 +73,9 @@ FIELDS = [pa.field("id", pa.int64()), pa.field("name", pa.string())]
 @pytest.mark.parametrize("mode,rescued", [("PERMISSIVE", "_rescued"), ("PERMISSIVE", None), ("DROPMALFORMED", None)])
 @pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
 def test_rows_in_blocks_are_the_rows_of_the_whole_file(mode, rescued, gz, tmp_path):
-    data = document(3, rows=200)
     fo = FormatOptions("xml", {"rowTag": "row", "encoding": "utf-8"}, mode, rescued)
-    reader = reader_of("xml")
-    path = tmp_path / ("f.xml.gz" if gz else "f.xml")
-    path.write_bytes(gzip.compress(data) if gz else data)
-    whole = reader.read(pa.py_buffer(data), FIELDS, fo, local(path))
-    parts = list(stream_rows(Filesystems(None), Piece(local(path), 0, None), reader, FIELDS, fo, 300))
+    whole, parts = read_whole_and_in_blocks(document(3, rows=200), FIELDS, fo, tmp_path, gz, 300)
     assert len(parts) > 10 and whole.table.num_rows > 80
-    assert pa.concat_tables([p.table for p in parts]).to_pylist() == whole.table.to_pylist()
-    assert sum(p.malformed for p in parts) == whole.malformed and sum(p.dropped for p in parts) == whole.dropped
 
 
 def test_plain_rows_in_blocks_take_the_fast_path_block_by_block(tmp_path):
@@ -108,15 +100,8 @@ def test_which_xml_files_are_streamed(opts, size, streamed):
 
 
 def test_a_big_xml_file_goes_through_the_task_s_reader_in_blocks(tmp_path, monkeypatch):
-    from s3sqs.reading.reader import ReadSpec, read_partition
     data = ("<rows>\n" + "".join(f"<row><id>{i}</id><name>n{i}</name></row>\n" for i in range(5000)) + "</rows>\n").encode()
-    path = tmp_path / "big.xml"
-    path.write_bytes(data)
-    monkeypatch.setattr(blocks, "BIG_FILE_BYTES", 1 << 10)
-    monkeypatch.setattr(blocks, "BLOCK_BYTES", 8 << 10)
-    seen, read = [], xml.read
-    monkeypatch.setattr(xml, "read", lambda d, *a, **k: seen.append(d.size) or read(d, *a, **k))
     fo = FormatOptions("xml", {"rowTag": "row", "encoding": "utf-8"})
-    got = pa.Table.from_batches(list(read_partition([local(path)], ReadSpec(fo), pa.schema(FIELDS), 1)))
+    got, seen = read_by_a_task(data, FIELDS, fo, tmp_path, monkeypatch)
     assert got.column("id").to_pylist() == list(range(5000))
     assert len(seen) > 10 and max(seen) < 16 << 10  # never the whole file at once
