@@ -44,8 +44,11 @@ FORMATS = {
     "avro": (2000, 50),
     "text": (2000, 50),
     "xml": (2000, 50),
+    "csv-latin1": (25, 300_000),  # CSV in ISO-8859-1, a non-ASCII char in every row
 }
 SCHEMAS = {"text": "value STRING"}  # the others: SCHEMA
+# A benchmark "format" that is a format read with options: (format, its options for both readers).
+READ_AS = {"csv-latin1": ("csv", {"encoding": "ISO-8859-1"})}
 # Spark's Avro reader is a separate jar, fetched from Maven Central when it can be (4.3.0's is not published).
 AVRO_JAR = {"4.3": "4.2.0", "4.0": "4.0.2"}
 
@@ -84,6 +87,10 @@ def make_data(root: Path, fmt: str, files: int, rows: int) -> int:
                     out.write(",".join(str(v) for v in rec.values()) + "\n")
         elif fmt == "csv":
             pacsv.write_csv(t, path)
+        elif fmt == "csv-latin1":
+            out = pa.BufferOutputStream()
+            pacsv.write_csv(t, out)
+            path.write_bytes(out.getvalue().to_pybytes().decode().replace("user-", "usér-").encode("latin-1"))
         elif fmt == "xml":
             with open(path, "w") as out:
                 out.write('<?xml version="1.0" encoding="UTF-8"?>\n<rows>\n')
@@ -115,6 +122,7 @@ def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: s
         for key, value in s3a_conf(endpoint).items():
             builder = builder.config(key, value)
     schema = SCHEMAS.get(fmt, SCHEMA)
+    fmt, options = READ_AS.get(fmt, (fmt, {}))
     if kind == "native" and fmt == "avro":
         jar = AVRO_JAR.get(".".join(pyspark.__version__.split(".")[:2]))
         try:
@@ -126,7 +134,7 @@ def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: s
     else:
         spark = builder.getOrCreate()
     if kind == "native":
-        reader = spark.readStream.format(fmt).schema(schema)
+        reader = spark.readStream.format(fmt).schema(schema).options(**options)
         if fmt == "csv":
             reader = reader.option("header", "true")
         if fmt == "xml":
@@ -140,7 +148,7 @@ def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: s
         opts = {"fileFormat": fmt, "queueUrl": queue_url, "endpointUrl": endpoint, "queueRegion": "us-east-1",
                 "stateLocation": str(out / "state"), "basePath": f"{location}/" if on_s3 else f"file://{location}/",
                 "includeExistingFiles": "true", "maxFilesPerTrigger": "-1",
-                "minPartitions": str(spark.sparkContext.defaultParallelism)}
+                "minPartitions": str(spark.sparkContext.defaultParallelism), **options}
         if fmt == "csv":
             opts["header"] = "true"
         if fmt == "xml":
