@@ -155,7 +155,7 @@ def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: s
             opts["rowTag"] = "row"
         df = spark.readStream.format("s3-sqs").schema(schema).options(**opts).load()
         if not os.environ.get("BENCH_NO_WARMUP"):
-            warm_python_workers(spark)  # as the job does, before the query starts
+            warm_python_workers(spark, fmt)  # as the job does, before the query starts
     t0 = time.perf_counter()
     if os.environ.get("BENCH_DETAIL"):
         print(f"query start at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)

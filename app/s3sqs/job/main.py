@@ -79,7 +79,7 @@ def reprocess_dry_run(opts) -> int:
     return 0
 
 
-def warm_python_workers(spark) -> None:
+def warm_python_workers(spark, file_format: str | None = None) -> None:
     """Start the executors' Python workers, with the reader's imports, before the query starts: a cold
     worker costs seconds before it reads its first file, and Spark reuses warm ones. Done first, not
     alongside the query's start, whose Python runner must connect back within Spark's fixed 10 s.
@@ -88,7 +88,10 @@ def warm_python_workers(spark) -> None:
     from .warmup import register_warm_up
     slots = spark.sparkContext.defaultParallelism
     # A read of a Python data source, like the stream's, so it starts the same kind of worker.
-    spark.read.format(register_warm_up(spark)).option("partitions", str(slots)).load().collect()
+    reader = spark.read.format(register_warm_up(spark)).option("partitions", str(slots))
+    if file_format:
+        reader = reader.option("fileFormat", file_format)
+    reader.load().collect()
 
 
 def run(args: argparse.Namespace) -> int:
@@ -114,7 +117,7 @@ def run(args: argparse.Namespace) -> int:
     raw_options.setdefault("executorCoresFile", cores.path)
     try:
         if not args.until_drained:
-            warm_python_workers(spark)
+            warm_python_workers(spark, opts.file_format)
         evolving = (opts.schema_evolution_mode or ("addNewColumns" if schema is None else "none")) == "addNewColumns"
         for restart in range(MAX_SCHEMA_RESTARTS + 1):
             try:

@@ -1,6 +1,7 @@
 """A batch data source that reads nothing: reading it starts the executors' Python workers with the stream
-reader's modules imported, so the stream's first tasks find them warm. The job registers and reads it
-before the query starts (job/main.py)."""
+reader's modules imported (and what its file format's reader imports when it reads: `warm()`), so the
+stream's first tasks find them warm. The job registers and reads it before the query starts
+(job/main.py)."""
 from __future__ import annotations
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -17,12 +18,12 @@ class WarmUpDataSource(DataSource):
         return "id LONG"
 
     def reader(self, schema) -> "WarmUpReader":
-        return WarmUpReader(int(self.options.get("partitions", "2")))
+        return WarmUpReader(int(self.options.get("partitions", "2")), self.options.get("fileFormat"))
 
 
 class WarmUpReader(DataSourceReader):
-    def __init__(self, partitions: int):
-        self.n = partitions
+    def __init__(self, partitions: int, file_format: str | None = None):
+        self.n, self.file_format = partitions, file_format
 
     def partitions(self):
         return [InputPartition(i) for i in range(self.n)]
@@ -31,6 +32,11 @@ class WarmUpReader(DataSourceReader):
         from pyspark.sql.pandas.types import to_arrow_schema  # noqa: F401  what a source read needs
 
         from ..planning import source  # noqa: F401  the stream reader class a task unpickles
+        if self.file_format:
+            from ..reading.formats import reader_of
+            warm = getattr(reader_of(self.file_format), "warm", None)
+            if warm is not None:
+                warm()
         return iter(())
 
 

@@ -67,7 +67,7 @@ def decode(schema_json: str, blocks: list, names: list[str], schema: pa.Schema) 
         del raw  # a view of the block's buffer pins it: let it go
     data.seek(0)
     try:
-        table = _polars().read_avro(data, columns=names).to_arrow()
+        table = polars_module().read_avro(data, columns=names).to_arrow()
         return table.select(names).cast(pa.schema([schema.field(n) for n in names]))
     except BaseException as e:  # polars' panics are BaseExceptions (PanicException) and say what it refused
         if not isinstance(e, Exception) and type(e).__name__ != "PanicException":
@@ -88,7 +88,7 @@ def _long(n: int) -> bytes:
     return bytes(out)
 
 
-def _polars():
+def polars_module():
     # One thread: a Spark task owns one core, and its executor runs as many tasks as it has cores.
     os.environ.setdefault("POLARS_MAX_THREADS", "1")
     import polars  # here, not at the top: 0.2 s, paid only by the workers that read Avro
