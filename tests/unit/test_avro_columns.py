@@ -201,7 +201,7 @@ def test_blocks_polars_refuses_are_decoded_by_fastavro_with_a_warning(monkeypatc
         @staticmethod
         def read_avro(*a, **k):
             raise OSError("no")
-    monkeypatch.setattr(avro_columns, "_polars", lambda: Refuses)
+    monkeypatch.setattr(avro_columns, "polars_module", lambda: Refuses)
     with caplog.at_level(logging.WARNING):
         ours = reader_of("avro").read(data, fields, FormatOptions("avro"))
     assert same(ours.table, theirs.table)

@@ -31,12 +31,9 @@ class WarmUpReader(DataSourceReader):
     def read(self, partition):
         from pyspark.sql.pandas.types import to_arrow_schema  # noqa: F401  what a source read needs
 
-        from ..planning import source  # noqa: F401  the stream reader class a task unpickles
+        from ..planning import source  # the stream reader class a task unpickles
         if self.file_format:
-            from ..reading.formats import reader_of
-            warm = getattr(reader_of(self.file_format), "warm", None)
-            if warm is not None:
-                warm()
+            source.warm_format(self.file_format)
         return iter(())
 
 

@@ -24,7 +24,7 @@ from ..core.files import Piece, S3File
 from ..core.vocabulary import SchemaEvolution
 from ..reading.blocks import splittable
 from ..reading.conform import METADATA, metadata_column
-from ..reading.formats import FormatOptions
+from ..reading.formats import FormatOptions, reader_of
 from ..reading.reader import ReadSpec, read_partition
 from . import planner, slots
 
@@ -259,3 +259,11 @@ def _on_sigterm(driver) -> None:
         signal.signal(signal.SIGTERM, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGTERM)
     signal.signal(signal.SIGTERM, handler)
+
+
+def warm_format(file_format: str) -> None:
+    """Import what reading this format takes (its reader's optional `warm()`), in a task of the job's
+    warm-up, so that the stream's first files find it loaded."""
+    warm = getattr(reader_of(file_format), "warm", None)
+    if warm is not None:
+        warm()
