@@ -171,7 +171,7 @@ def text_blocks(fs: pafs.FileSystem, piece: Piece, reader, fo: FormatOptions,
     breaks are not always those bytes (blocks.transcoded) is decoded as it streams: its blocks are UTF-8."""
     source = fo.options["encoding"] if _blocks.transcoded(fo.options) else None
     if source:
-        fo = FormatOptions(fo.file_format, {**fo.options, "encoding": "utf-8"}, fo.mode, fo.rescued_column)
+        fo = fo.in_utf8()
     return fo, _text_blocks(fs, piece, reader, fo, block_bytes, source)
 
 

@@ -3,7 +3,7 @@ options in, the rows of the declared columns (plus the rescued-data column when 
 malformed rows and the columns the file has that the schema lacks out."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
@@ -28,6 +28,10 @@ class FormatOptions:
 
     def __post_init__(self):  # every option present: a reader never holds a default of its own
         object.__setattr__(self, "options", {**defaults(self.file_format), **self.options})
+
+    def in_utf8(self) -> "FormatOptions":
+        """The same options for the file's text once decoded into UTF-8."""
+        return replace(self, options={**self.options, "encoding": "utf-8"})
 
 
 @dataclass

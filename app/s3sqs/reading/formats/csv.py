@@ -32,7 +32,7 @@ def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) 
                                 "STRING (Spark refuses STRUCT, ARRAY and MAP columns for CSV too)")
     if fo.options["encoding"] != "utf-8":  # decoded first, as the Python way decodes it: pyarrow reads UTF-8
         data = pa.py_buffer(decode(data, fo.options["encoding"]).encode("utf-8"))
-        fo = FormatOptions(fo.file_format, {**fo.options, "encoding": "utf-8"}, fo.mode, fo.rescued_column)
+        fo = fo.in_utf8()
     opts = fo.options
     header = _header(data, opts) if opts["header"] else None
     # Columns map by position: a header column past the schema's width is one the schema lacks; a header that
