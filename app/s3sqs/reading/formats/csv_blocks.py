@@ -123,7 +123,7 @@ def _tokenized_end(data, d: Dialect, newline: bytes) -> int:
     for start in reversed(starts):
         cut = _original(text, start, one, back)
         first = _BREAK_TEXT.search(raw, cut)
-        if d.line_sep or (first.group() == one if back is None else first.group() == back):
+        if d.line_sep or first.group() == (back or one):
             return cut
     return 0
 
