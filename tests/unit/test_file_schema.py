@@ -81,3 +81,12 @@ def test_a_small_file_is_still_read_whole(small_sample, tmp_path, monkeypatch):
     sizes = spying(monkeypatch, csv)
     assert infer_file(Filesystems(None), local(path), spec("csv", header=True), False).names == ["id", "name"]
     assert sizes == [path.stat().st_size]
+
+
+def test_a_text_file_s_schema_is_the_format_s_without_a_read(small_sample, tmp_path, monkeypatch):
+    from s3sqs.reading.formats import text
+    path = tmp_path / "f.txt"
+    path.write_bytes(b"a line\n" * 1000)
+    monkeypatch.setattr(file_schema, "fetch", lambda *a: pytest.fail("the file was fetched"))
+    monkeypatch.setattr(file_schema, "text_blocks", lambda *a: pytest.fail("the file was read"))
+    assert infer_file(Filesystems(None), local(path), spec("text"), False) == text.SCHEMA

@@ -1,10 +1,10 @@
 """A file's own schema, for schema inference (driver) and the proposals of schema evolution (executor),
 read within bounded memory whatever the file's size.
 
-Parquet and ORC give it from their footer, Avro from its header. A small text file is read whole. A big
-one (blocks.read_in_blocks) gives it from its first block of whole rows, about SAMPLE_BYTES, as Auto
-Loader samples its files; when a proposal must type columns the reader found further on (`wanted`), the
-next blocks are read until each of them is seen.
+Text and binaryFile files all have one schema, Parquet and ORC give theirs from their footer, Avro from
+its header. A small text file is read whole. A big one (blocks.read_in_blocks) gives it from its first
+block of whole rows, about SAMPLE_BYTES, as Auto Loader samples its files; when a proposal must type
+columns the reader found further on (`wanted`), the next blocks are read until each of them is seen.
 """
 from __future__ import annotations
 
@@ -26,6 +26,9 @@ def infer_file(filesystems: Filesystems, f: S3File, spec, infer_types: bool,
     fs = filesystems.of(f)
     fo = spec.format
     reader = reader_of(fo.file_format)
+    fixed = getattr(reader, "SCHEMA", None)
+    if fixed is not None:  # text, binaryFile: every file has the same columns, nothing to read
+        return fixed
     if reader.RANDOM_ACCESS:  # Parquet, ORC: the footer
         with fs.open_input_file(f.path) as fh:
             return reader.infer(fh, fo, infer_types)

@@ -8,6 +8,7 @@
                                  # optional: a big file a part at a time (Parquet, ORC, Avro), Avro's by byte range
     block_end(bytes, options) -> int  # optional: where a block of a big file may end (XML, multiLine CSV)
     warm() -> None               # optional: import what reading takes, before the stream's first files (Avro)
+    SCHEMA: pa.Schema            # optional: the one schema of every file of the format (text, binaryFile)
 
 `file` is the S3File (path, size, times) for formats whose rows describe the file itself. `infer_types`
 is inferColumnTypes: text formats give STRING columns without it, as Auto Loader does; formats that carry
