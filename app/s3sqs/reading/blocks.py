@@ -4,9 +4,9 @@ split into byte ranges across tasks, and how a stream of bytes is cut into block
 Without multiLine, Spark ends a CSV or JSON record at every line break (Hadoop's line reader), quoted or
 not, so a line break is a record boundary and a block of whole lines reads exactly as the same lines do
 inside the whole file. An XML file, or a multiLine CSV file, is cut after whole rows where its reader's
-`block_end` says, and never split. A byte range follows Hadoop's rule: the range [start, end) owns the lines that
-start in (start, end] (and the line at 0 for the first range). It skips to the first line start after
-`start` (that line belongs to the range before) and reads past `end` to finish its last line.
+`block_end` says, and never split. A byte range follows Hadoop's rule: the range [start, end) owns the
+lines that start in (start, end] (and the line at 0 for the first range). It skips to the first line
+start after `start` (that line belongs to the range before) and reads past `end` to finish its last line.
 """
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ def _multi_line_records(text: str, d: Dialect) -> Iterator[list]:
 def one_char_newline(text: str, line_sep: str | None) -> tuple[str, str, str | None]:
     """The text, the char that ends its records, and the line break that char stands in for (None: the
     text is as it was). Without lineSep the first line break decides: only that one ends records (a lone
-    \n in a \r\n file is a char of the value), and inside quotes it reads as \n. A stand-in char keeps
+    \\n in a \\r\\n file is a char of the value), and inside quotes it reads as \\n. A stand-in char keeps
     it apart from the others."""
     if line_sep and len(line_sep) == 1:
         return text, line_sep, None
