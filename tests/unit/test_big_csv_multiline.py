@@ -9,7 +9,8 @@ import pytest
 from s3sqs.config.format_options import defaults
 from s3sqs.reading import blocks
 from s3sqs.reading.blocks import cut_blocks, header_prefix, read_in_blocks, splittable
-from s3sqs.reading.formats import FormatOptions, csv, csv_blocks
+from s3sqs.reading.formats import FormatOptions, csv_blocks
+from s3sqs.reading.formats.base import decode
 from s3sqs.reading.formats.csv_tokens import Dialect, records
 from tests.unit.test_big_files import read_by_a_task, read_whole_and_in_blocks, reads
 
@@ -44,7 +45,7 @@ def block_records(data: bytes, out: list[bytes], o: dict) -> list[list]:
     head = header_prefix(data, o) if o["header"] else b""
     got = []
     for i, b in enumerate(out):
-        recs = list(records(csv.decode(b if i == 0 else head + b, "utf-8"), Dialect.of(o)))
+        recs = list(records(decode(b if i == 0 else head + b, "utf-8"), Dialect.of(o)))
         got += recs[1:] if i and o["header"] else recs
     return got
 
@@ -63,7 +64,7 @@ def test_blocks_give_back_every_byte_and_the_records_of_the_whole_file(newline, 
     out = cut(data, size, o)
     assert b"".join(out) == data
     assert len(out) > (3 if size < 400 else 1)
-    assert block_records(data, out, o) == list(records(csv.decode(data, "utf-8"), Dialect.of(o)))
+    assert block_records(data, out, o) == list(records(decode(data, "utf-8"), Dialect.of(o)))
     assert all(b.decode() for b in out)  # no block ends inside a character
 
 

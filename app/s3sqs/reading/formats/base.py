@@ -47,3 +47,10 @@ class FileRows:
 
 def empty(fields: list[pa.Field]) -> FileRows:
     return FileRows(pa.table({f.name: pa.array([], f.type) for f in fields}))
+
+
+def decode(data, encoding: str) -> str:
+    """A text file's text; bytes that are not `encoding` become U+FFFD as in Spark, a UTF-8 BOM is dropped."""
+    raw = data.to_pybytes() if isinstance(data, pa.Buffer) else bytes(data)
+    text = raw.decode(encoding, errors="replace")
+    return text[1:] if text[:1] == "\ufeff" else text

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pyarrow as pa
 
 from . import csv_fast
-from .base import FileRows, FormatOptions, MalformedFile
+from .base import FileRows, FormatOptions, MalformedFile, decode
 from .csv_blocks import block_end
 from .csv_infer import infer
 from .csv_rows import build
@@ -55,13 +55,6 @@ def _python_read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, fil
     recs = records(decode(data, opts["encoding"]), Dialect.of(opts))
     names = [t or "" for t in next(recs, [])] if opts["header"] else []
     return build(recs, fields, fo, names, file.uri if file is not None else None)
-
-
-def decode(data, encoding: str) -> str:
-    """The file's text; bytes that are not `encoding` become U+FFFD as in Spark, a UTF-8 BOM is dropped."""
-    raw = data.to_pybytes() if isinstance(data, pa.Buffer) else bytes(data)
-    text = raw.decode(encoding, errors="replace")
-    return text[1:] if text[:1] == "\ufeff" else text
 
 
 def _header(data: pa.Buffer, opts: dict) -> list[str]:

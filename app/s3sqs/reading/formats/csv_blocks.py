@@ -19,7 +19,6 @@ import numpy as np
 from .csv_tokens import Dialect, one_char_newline, record_spans
 
 _BREAK = re.compile(rb"\r\n|\r|\n")
-_BREAK_TEXT = re.compile(r"\r\n|\r|\n")
 _BOM = b"\xef\xbb\xbf"
 _TAIL_BYTES = 256 << 10
 
@@ -117,13 +116,11 @@ def _ends_at(a: np.ndarray, at: np.ndarray, seq: np.ndarray) -> np.ndarray:
 
 def _tokenized_end(data, d: Dialect, newline: bytes) -> int:
     """block_end by tokenizing the block as Spark's parser does."""
-    raw = bytes(data).decode("latin-1")
-    text, one, back = one_char_newline(raw, newline.decode("latin-1"))
+    text, one, back = one_char_newline(bytes(data).decode("latin-1"), newline.decode("latin-1"))
     starts = [start for _tokens, start, end in record_spans(text, d, one) if start and end < len(text)]
     for start in reversed(starts):
         cut = _original(text, start, one, back)
-        first = _BREAK_TEXT.search(raw, cut)
-        if d.line_sep or first.group() == (back or one):
+        if d.line_sep or _BREAK.search(data, cut).group() == newline:
             return cut
     return 0
 

@@ -12,7 +12,7 @@ import decimal
 
 import pyarrow as pa
 
-from .base import FormatOptions
+from .base import FormatOptions, decode
 from .spark_datetime import date_parser, timestamp_parser
 from .csv_rows import datum
 from .csv_tokens import Dialect, records
@@ -25,7 +25,6 @@ _NUMERIC_ORDER = {_I32: 0, _I64: 1}
 
 
 def infer(data, fo: FormatOptions, infer_types: bool) -> pa.Schema:
-    from .csv import decode  # csv.py imports this module
     opts = fo.options
     recs = records(decode(data, opts["encoding"]), Dialect.of(opts))
     first = next(recs, None)

@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from .base import FileRows, FormatOptions
+from .base import FileRows, FormatOptions, decode
 from .json_fast import fast_plan, fast_read
 from .json_infer import infer_schema
-from .json_rows import decode, slow_read
+from .json_rows import slow_read
 
 RANDOM_ACCESS = False
 COMPRESSION = "detect"  # .gz, .bz2, .zst by extension
@@ -21,12 +21,12 @@ def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) 
     opts = fo.options
     plan = fast_plan(fields, opts)
     if plan is not None:
-        utf8 = data if opts["encoding"] == "utf-8" else pa.py_buffer(decode(data, opts).encode())
+        utf8 = data if opts["encoding"] == "utf-8" else pa.py_buffer(decode(data, opts["encoding"]).encode())
         rows = fast_read(utf8, fields, plan, fo)
         if rows is not None:
             return rows
-    return slow_read(decode(data, opts), fields, fo, file)
+    return slow_read(decode(data, opts["encoding"]), fields, fo, file)
 
 
 def infer(data: pa.Buffer, fo: FormatOptions, infer_types: bool) -> pa.Schema:
-    return infer_schema(decode(data, fo.options), fo.options, infer_types)
+    return infer_schema(decode(data, fo.options["encoding"]), fo.options, infer_types)

@@ -27,11 +27,6 @@ def records(text: str, opts: dict) -> list[str]:
     return _LINES.split(text) if sep is None else text.split(sep)
 
 
-def decode(data: pa.Buffer, opts: dict) -> str:
-    text = data.to_pybytes().decode(opts["encoding"], errors="replace")
-    return text[1:] if text.startswith("\ufeff") else text
-
-
 def slow_read(text: str, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
     ctx = Context(fo.options)
     extras: list = []

@@ -38,8 +38,9 @@ def _text(data: pa.Buffer, opts: dict) -> tuple[str, bytes | None]:
 
 def block_end(data: bytes | bytearray, opts: dict) -> int:
     """Where a block of a big file's bytes may end: after its last whole row (xml_records.block_end); 0:
-    read more. The file's encoding is one where '<' and '>' are those bytes (blocks.cuttable), so the text
-    is scanned byte for byte (latin-1), with the row tag in the file's encoding."""
+    read more. The bytes are in an encoding where '<' and '>' are those bytes (any other is decoded into
+    UTF-8 first: blocks.transcoded), so the text is scanned byte for byte (latin-1), with the row tag in
+    the bytes' encoding."""
     tag = opts["rowTag"].encode(opts["encoding"]).decode("latin-1")
     return _text_block_end(data.decode("latin-1"), tag)
 
