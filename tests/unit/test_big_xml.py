@@ -10,7 +10,7 @@ from s3sqs.reading import blocks
 from s3sqs.reading.big import stream_rows
 from s3sqs.reading.blocks import cut_blocks, read_in_blocks
 from s3sqs.reading.filesystems import Filesystems
-from s3sqs.reading.formats import FormatOptions, reader_of, xml
+from s3sqs.reading.formats import FormatOptions, MalformedFile, reader_of, xml
 from s3sqs.reading.formats.xml_records import records
 from tests.unit.test_big_files import local, read_by_a_task, read_whole_and_in_blocks, reads
 
@@ -105,3 +105,21 @@ def test_a_big_xml_file_goes_through_the_task_s_reader_in_blocks(tmp_path, monke
     got, seen = read_by_a_task(data, FIELDS, fo, tmp_path, monkeypatch)
     assert got.column("id").to_pylist() == list(range(5000))
     assert len(seen) > 10 and max(seen) < 16 << 10  # never the whole file at once
+
+
+@pytest.mark.parametrize("gz", [False, True], ids=["plain", "gzip"])
+def test_text_after_the_last_row_is_no_reason_to_reject_a_big_file(gz, tmp_path):
+    # The last block holds only what follows the last row; it does not begin the file, so it is no sign
+    # that the file is not XML (the whole file reads without a fault).
+    data = ("<rows>\n" + "".join(f"<row><id>{i}</id><name>n{i}</name></row>\n" for i in range(40))
+            + "closing words, not markup\n</rows>\n").encode()
+    whole, parts = read_whole_and_in_blocks(data, FIELDS, FormatOptions("xml", {"rowTag": "row"}), tmp_path, gz, 64)
+    assert whole.table.num_rows == 40 and len(parts) > 5
+
+
+def test_a_big_file_that_is_not_xml_is_still_rejected_at_its_first_block(tmp_path):
+    path = tmp_path / "f"
+    path.write_bytes(b"id,name\n" + b"".join(b"%d,n%d\n" % (i, i) for i in range(500)))
+    fo = FormatOptions("xml", {"rowTag": "row"})
+    with pytest.raises(MalformedFile, match="not an XML file"):
+        list(stream_rows(Filesystems(None), Piece(local(path), 0, None), reader_of("xml"), FIELDS, fo, 64))

@@ -151,6 +151,7 @@ def stream_rows(filesystems: Filesystems, piece: Piece, reader, fields: list[pa.
             yield from reader.read_parts(fh, fields, fo, piece.file, *ranged)
         return
     fo, blocks = text_blocks(fs, piece, reader, fo, block_bytes)
+    block_fo = fo if piece.start == 0 else fo.after_start()
     try:
         with ThreadPoolExecutor(max_workers=1) as ahead:
             pending = ahead.submit(next, blocks, None)
@@ -159,7 +160,8 @@ def stream_rows(filesystems: Filesystems, piece: Piece, reader, fields: list[pa.
                 if data is None:
                     return
                 pending = ahead.submit(next, blocks, None)
-                yield reader.read(pa.py_buffer(data), fields, fo, piece.file)
+                yield reader.read(pa.py_buffer(data), fields, block_fo, piece.file)
+                block_fo = fo.after_start()
     finally:
         blocks.close()  # the executor has waited for its read: the stream is closed now, not when collected
 

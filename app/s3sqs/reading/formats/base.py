@@ -25,6 +25,9 @@ class FormatOptions:
     options: dict = field(default_factory=dict)
     mode: str = Mode.PERMISSIVE
     rescued_column: str | None = None
+    # The bytes are a later block of a file read in blocks (big.py), not the file's start: checks of what a
+    # file begins with do not apply.
+    later_block: bool = False
 
     def __post_init__(self):  # every option present: a reader never holds a default of its own
         object.__setattr__(self, "options", {**defaults(self.file_format), **self.options})
@@ -32,6 +35,10 @@ class FormatOptions:
     def in_utf8(self) -> "FormatOptions":
         """The same options for the file's text once decoded into UTF-8."""
         return replace(self, options={**self.options, "encoding": "utf-8"})
+
+    def after_start(self) -> "FormatOptions":
+        """The same options for a later block of the file (big.py)."""
+        return replace(self, later_block=True)
 
 
 @dataclass

@@ -45,10 +45,12 @@ def block_end(data: bytes | bytearray, opts: dict) -> int:
     return _text_block_end(data.decode("latin-1"), tag)
 
 
-def _rows(text: str, opts: dict) -> tuple[list[str], list[list[tuple]]]:
+def _rows(text: str, opts: dict, file_start: bool = True) -> tuple[list[str], list[list[tuple]]]:
+    """The rows' texts and events. Text with no row that does not begin with '<' is not XML, unless it is
+    a later block of a big file (what follows its last row)."""
     tag = opts["rowTag"]
     recs = records(text, tag)
-    if not recs and text.strip() and not text.lstrip("\ufeff \t\r\n").startswith("<"):
+    if file_start and not recs and text.strip() and not text.lstrip("\ufeff \t\r\n").startswith("<"):
         raise MalformedFile(f"not an XML file (fileFormat xml, rowTag '{tag}'): it does not begin with '<' "
                             f"and has no <{tag}> element; check the fileFormat and the rowTag option")
     return recs, row_events(recs)
@@ -69,7 +71,7 @@ def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) 
 
 def read_exact(text: str, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
     """The step-by-step path, row by row as Spark's parser goes."""
-    recs, events = _rows(text, fo.options)
+    recs, events = _rows(text, fo.options, not fo.later_block)
     conv = Converter(fields, fo.options)
     rescue = fo.rescued_column is not None
     out, rescued, bad_rows = [], [], 0
