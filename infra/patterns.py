@@ -502,7 +502,9 @@ class SourceCleanerRole(Construct):
         statements = [
             iam.PolicyStatement(
                 sid="CleanSourceObjects",
-                actions=["s3:GetObject", "s3:GetObjectVersion", "s3:DeleteObject", "s3:DeleteObjectVersion"],
+                # The tagging reads: an archive copy keeps the source's tags.
+                actions=["s3:GetObject", "s3:GetObjectVersion", "s3:GetObjectTagging", "s3:GetObjectVersionTagging",
+                         "s3:DeleteObject", "s3:DeleteObjectVersion"],
                 resources=[_object_arn(source_bucket, p) for p in dict.fromkeys(read_patterns)],
             ),
             iam.PolicyStatement(
@@ -525,9 +527,10 @@ class SourceCleanerRole(Construct):
         if archive_bucket is not None:
             statements.append(iam.PolicyStatement(
                 sid="WriteArchive",
-                # GetObject: the copy is checked (HEAD) before the source is deleted. AbortMultipartUpload: a
-                # copy in parts (over 5 GiB) that fails is aborted, not left as invisible parts.
-                actions=["s3:PutObject", "s3:GetObject", "s3:AbortMultipartUpload"],
+                # GetObject: the copy is checked (HEAD) before the source is deleted. PutObjectTagging: the copy
+                # carries the source's tags. AbortMultipartUpload: a copy in parts (over 5 GiB) that fails is
+                # aborted, not left as invisible parts.
+                actions=["s3:PutObject", "s3:PutObjectTagging", "s3:GetObject", "s3:AbortMultipartUpload"],
                 resources=[f"arn:{Aws.PARTITION}:s3:::{archive_bucket}/{archive_prefix}*"],
             ))
         if encryption_key is not None:

@@ -54,13 +54,14 @@ def test_on_exactly_one_role_may_delete_and_only_what_the_consumers_read(cleanin
     by_sid = {s["Sid"]: s for s in statements(policy["PolicyDocument"])}
     expected = {
         # ingest reads the whole bucket, analytics analytics/ (inside it): the patterns of both.
-        "CleanSourceObjects": (["s3:DeleteObject", "s3:DeleteObjectVersion", "s3:GetObject", "s3:GetObjectVersion"],
+        "CleanSourceObjects": (["s3:DeleteObject", "s3:DeleteObjectVersion", "s3:GetObject", "s3:GetObjectTagging",
+                                "s3:GetObjectVersion", "s3:GetObjectVersionTagging"],
                                [f"<{source}.Arn>/*", f"<{source}.Arn>/analytics/*"]),
         "ReadCommitMarkers": (["s3:GetObject"], [f"<{ckpt}.Arn>/checkpoints/analytics/source-state/committed/*",
                                                  f"<{ckpt}.Arn>/checkpoints/ingest/source-state/committed/*"]),
         "KeepCleaningJournal": (["s3:GetObject", "s3:PutObject"], [f"<{ckpt}.Arn>/source-cleaning/*"]),
         "ListMarkersAndJournal": (["s3:ListBucket"], [f"<{ckpt}.Arn>"]),
-        "WriteArchive": (["s3:AbortMultipartUpload", "s3:GetObject", "s3:PutObject"],
+        "WriteArchive": (["s3:AbortMultipartUpload", "s3:GetObject", "s3:PutObject", "s3:PutObjectTagging"],
                          ["arn:<AWS::Partition>:s3:::acme-archive/landing/*"]),
     }
     assert set(by_sid) == set(expected)

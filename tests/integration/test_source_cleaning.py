@@ -246,7 +246,7 @@ class FailingPart:
 def put_in_parts(place: Place, key: str, parts: list[bytes]) -> None:
     """An object uploaded in parts, as every object over 5 GiB is (its eTag ends in -N)."""
     up = place.s3.create_multipart_upload(Bucket=place.src, Key=key, ContentType="text/csv",
-                                          Metadata={"origin": "sensor-7"})["UploadId"]
+                                          Metadata={"origin": "sensor-7"}, Tagging="team=data%20eng&pii=no")["UploadId"]
     done = [{"PartNumber": n, "ETag": place.s3.upload_part(Bucket=place.src, Key=key, UploadId=up, PartNumber=n,
                                                            Body=body)["ETag"]} for n, body in enumerate(parts, 1)]
     place.s3.complete_multipart_upload(Bucket=place.src, Key=key, UploadId=up, MultipartUpload={"Parts": done})
@@ -259,7 +259,7 @@ def small_copy_limit(monkeypatch):
     monkeypatch.setattr(actions, "PART_BYTES", 5 << 20)
 
 
-def test_a_file_over_copy_objects_limit_is_archived_in_parts_with_its_metadata(place, small_copy_limit):
+def test_a_file_over_copy_objects_limit_is_archived_in_parts_with_its_metadata_and_tags(place, small_copy_limit):
     parts = [bytes([65 + i]) * (6 << 20) for i in range(2)]  # 12 MiB: parts of 5, 5 and 2 MiB
     put_in_parts(place, "in/big.csv", parts)
     place.commit_as("ingest", ["in/big.csv"], now_ms() - 2 * DAY)
@@ -270,6 +270,8 @@ def test_a_file_over_copy_objects_limit_is_archived_in_parts_with_its_metadata(p
     copy = place.s3.head_object(Bucket=place.arch, Key="in/big.csv")
     assert copy["ETag"].endswith('-3"') and copy["ContentType"] == "text/csv"
     assert copy["Metadata"] == {"origin": "sensor-7"}
+    tags = place.s3.get_object_tagging(Bucket=place.arch, Key="in/big.csv")["TagSet"]
+    assert sorted((t["Key"], t["Value"]) for t in tags) == [("pii", "no"), ("team", "data eng")]
 
 
 @pytest.mark.parametrize("code,status", [("PreconditionFailed", CleanStatus.CHANGED),

@@ -7,8 +7,8 @@
   source's eTag and the size are the check. Only then delete the source. A kill between the copy and the
   delete leaves both; the rerun copies to the same key again (still one object in the archive), and deletes.
   CopyObject copies up to 5 GiB: a bigger object is copied in parts (UploadPartCopy, each part on the same
-  eTag condition), carrying the source's metadata and content headers as CopyObject does (not its tags). A
-  part that fails aborts the upload, so no invisible half copy is left to pay for.
+  eTag condition), carrying the source's metadata, content headers and tags as CopyObject does. A part that
+  fails aborts the upload, so no invisible half copy is left to pay for.
 - delete (and the last step of archive): the source is deleted only if it still has the committed eTag; in a
   versioned bucket the exact version read is deleted, so an object written under the key meanwhile stays.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 from concurrent.futures import ThreadPoolExecutor
+from urllib.parse import urlencode
 
 from ..core.aws import error_code
 from ..core.errors import S3SqsError
@@ -88,6 +89,10 @@ def copy_in_parts(s3, bucket: str, key: str, obj: Head, to_bucket: str, to_key: 
     """A copy of an object too big for CopyObject: a multipart upload of UploadPartCopy ranges."""
     source = s3.head_object(Bucket=bucket, Key=key, IfMatch=obj.etag)
     carried = {k: source[k] for k in _CARRIED if source.get(k)}
+    version = {"VersionId": obj.version_id} if obj.version_id else {}
+    tags = s3.get_object_tagging(Bucket=bucket, Key=key, **version)["TagSet"]
+    if tags:
+        carried["Tagging"] = object_tagging(tags)
     upload = s3.create_multipart_upload(Bucket=to_bucket, Key=to_key, **carried)["UploadId"]
 
     def part(numbered: tuple[int, tuple[int, int]]) -> dict:
@@ -110,6 +115,11 @@ def copy_in_parts(s3, bucket: str, key: str, obj: Head, to_bucket: str, to_key: 
         raise
     finally:
         pool.shutdown()
+
+
+def object_tagging(tags: list[dict]) -> str:
+    """A TagSet as the Tagging parameter of an upload takes it: URL query parameters. (Pure.)"""
+    return urlencode([(t["Key"], t["Value"]) for t in tags])
 
 
 def copy_problem(source: Head, copy: Head | None) -> str | None:
