@@ -16,7 +16,10 @@ for Spark 4.0.2's Hadoop 3.4.1; so --s3 runs on 4.0.2 only). moto serves both, s
 the two readers on one S3 stand-in, not S3 itself.
 
 With --sink noop both queries read every row and write nothing (Spark's `noop` sink): the read alone, so
-a Parquet-sink run's time splits into reading and writing.
+a Parquet-sink run's time splits into reading and writing. With --sink delta this source writes a Delta
+table as the job does without a transform (its read tasks write the files: job/direct_write.py), and with
+--sink delta-rebalanced as it does with one (a shuffle, then the files); Spark's file source still writes
+Parquet files with Spark's file sink, its fastest writer, which keeps no table log.
 """
 from __future__ import annotations
 
@@ -159,9 +162,15 @@ def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: s
     t0 = time.perf_counter()
     if os.environ.get("BENCH_DETAIL"):
         print(f"query start at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)
-    writer = df.writeStream.format(sink).option("checkpointLocation", str(out / "ck"))
-    q = (writer.option("path", str(out / "table")) if sink == "parquet" else writer).start()
-    rows, batches = wait_for_rows(q, expected, f"{kind} {fmt}")
+    rows_of = None
+    if sink.startswith("delta") and kind == "s3sqs":
+        writer, rows_of = delta_writer(spark, df, opts, out / "delta", rebalance=sink == "delta-rebalanced")
+    else:
+        sink = "parquet" if sink.startswith("delta") else sink  # Spark's file source: Spark's Parquet sink
+        writer = df.writeStream.format(sink)
+        writer = writer.option("path", str(out / "table")) if sink == "parquet" else writer
+    q = writer.option("checkpointLocation", str(out / "ck")).start()
+    rows, batches = wait_for_rows(q, expected, f"{kind} {fmt}", rows_of=rows_of)
     seconds = time.perf_counter() - t0
     if os.environ.get("BENCH_DETAIL"):
         for p in q.recentProgress:
@@ -170,6 +179,22 @@ def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: s
     q.stop()
     spark.stop()
     return {"seconds": seconds, "rows": rows, "batches": batches}
+
+
+def delta_writer(spark, df, options: dict, table: Path, rebalance: bool):
+    """The job's Delta sink (python writer, no transform): the writer, and the rows of each batch."""
+    from types import SimpleNamespace
+
+    from s3sqs import sinks
+    from s3sqs.core.endpoint import Endpoint
+    from s3sqs.job import direct_write
+    flags = dict(sink="delta", table=str(table), rebalance_writes=rebalance, partition_by=(), output=None,
+                 target_file_size=None, transform=None, catalog=None, catalog_uri=None, warehouse=None)
+    cfg = sinks.check(SimpleNamespace(**flags))
+    if not cfg.direct_writes:
+        return sinks.writer(df, cfg, Endpoint()), None
+    target = sinks.direct_table(df.schema, cfg, Endpoint())
+    return target.writer(direct_write.load(spark, options, df.schema, target.spec)), target.sink.rows.get
 
 
 # ------------------------------------------------------------------------------------ orchestrator
@@ -212,8 +237,10 @@ def main(argv=None) -> int:
                                             "--files 8 --rows 125000: eight XML files of about 20 MB)")
     p.add_argument("--s3", action="store_true", help="read from a bucket on the moto server (Spark's file source "
                                                      "through s3a://; Spark 4.0.2 only; make s3a-jars first)")
-    p.add_argument("--sink", choices=["parquet", "noop"], default="parquet",
-                   help="parquet: a Parquet file sink (default); noop: read every row and write nothing")
+    p.add_argument("--sink", choices=["parquet", "noop", "delta", "delta-rebalanced"], default="parquet",
+                   help="parquet: a Parquet file sink (default); noop: read every row and write nothing; delta, "
+                        "delta-rebalanced: this source into a Delta table as the job writes it, without a "
+                        "transform and with one (Spark's file source: a Parquet file sink)")
     p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
     for name in ("--format", "--data", "--out", "--expected", "--endpoint", "--queue"):
         p.add_argument(name, help=argparse.SUPPRESS)

@@ -1,6 +1,7 @@
 """Delta and Iceberg sinks in the real job (local Spark, moto), side by side: SIGKILL one job while a
 batch's files are being written and the other after that batch's table commit but before Spark logged
-it as done, restart both until drained, and find every row in each table exactly once."""
+it as done, restart both until drained, and find every row in each table exactly once. With a transform
+the files are written after a shuffle; without one, by the read tasks (a direct write)."""
 import os
 
 import pytest
@@ -14,14 +15,16 @@ FAULTS = str(ROOT / "tests" / "support" / "faults")
 FORMATS = ("delta", "iceberg")
 
 
-def job_args(w, work, table_format):
+def job_args(w, work, table_format, direct: bool = False):
     args = ["--queue-url", w.queue_url, "--format", "csv",
             "--schema", "id LONG, name STRING, day STRING, _file_path STRING",
             "--checkpoint", str(work / "ck"), "--endpoint-url", w.endpoint, "--region", "us-east-1",
             "--trigger-interval", "0 seconds", "--option", "header=true",
             "--option", f"maxFilesPerTrigger={PER_BATCH}", "--option", "sqs.visibilityTimeoutSeconds=5",
             "--option", "sqs.longPollingWaitTimeSeconds=1",
-            "--sink", table_format, "--partition-by", "day", "--transform", "tests.support.transforms:tag_rows"]
+            "--sink", table_format, "--partition-by", "day"]
+    if not direct:
+        args += ["--transform", "tests.support.transforms:tag_rows"]
     if table_format == "delta":
         return args + ["--table", str(work / "table")]
     return args + ["--table", "lake.orders", "--catalog", "sql", "--catalog-uri", f"sqlite:///{work}/catalog.db",
@@ -59,7 +62,8 @@ def kill_points() -> dict[str, str]:
 
 
 @pytest.mark.spark
-def test_sigkill_during_write_or_after_commit_keeps_every_row_once(moto_endpoint, tmp_path, monkeypatch):
+@pytest.mark.parametrize("direct", [False, True], ids=["rebalanced", "direct"])
+def test_sigkill_during_write_or_after_commit_keeps_every_row_once(moto_endpoint, tmp_path, monkeypatch, direct):
     expected, runs, targets, queues = {}, {}, {}, {}
     for fmt in FORMATS:
         w = queues[fmt] = bucket_to_queue(moto_endpoint)
@@ -70,8 +74,9 @@ def test_sigkill_during_write_or_after_commit_keeps_every_row_once(moto_endpoint
             day = f"2026-11-0{1 + f % 3}"
             lines = [f"{f * ROWS + i},n{f}-{i},{day}" for i in range(ROWS)]
             w.put(f"orders/{day}/file {f}.csv", ("id,name,day\n" + "\n".join(lines) + "\n").encode())
-            expected[fmt] |= {(f * ROWS + i, f"N{f}-{i}", day, f"file {f}.csv") for i in range(ROWS)}
-        runs[fmt] = (job_args(w, work, fmt), work)
+            name = (lambda n: n) if direct else str.upper  # the transform upper-cases it
+            expected[fmt] |= {(f * ROWS + i, name(f"n{f}-{i}"), day, f"file {f}.csv") for i in range(ROWS)}
+        runs[fmt] = (job_args(w, work, fmt, direct), work)
         targets[fmt] = (delta_target(work / "table") if fmt == "delta"
                         else iceberg_target(work / "catalog.db", "lake.orders"))
     points = kill_points()
@@ -101,11 +106,14 @@ def test_sigkill_during_write_or_after_commit_keeps_every_row_once(moto_endpoint
         for job in last.values():
             job.kill()
     for fmt, target in targets.items():
-        got = rows(target, ["id", "name", "day", "source_file"])
+        got = rows(target, ["id", "name", "day", "_file_path" if direct else "source_file"])
+        if direct:
+            got = [(*r[:3], r[3].rsplit("/", 1)[-1]) for r in got]
         assert len(got) == len(expected[fmt]) and set(got) == expected[fmt], \
             f"{fmt}: {len(got)} rows, {len(set(got))} distinct, {len(expected[fmt])} expected"
         assert batch_commits(target, 1) == 1, fmt
         log = (tmp_path / fmt / "run2.log").read_text()
+        assert ("(files written by the read tasks)" in log) is direct, fmt
         if points[fmt].startswith("write"):
             assert not orphans[fmt] & referenced_files(target), fmt  # the killed write's files stay orphans
         else:

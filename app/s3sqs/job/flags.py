@@ -137,6 +137,10 @@ OUTPUT = (
                            "write; needs no jars; the job's default) or spark (Spark's own Delta and Iceberg "
                            "writers, whose jars EMR bundles; submit-job's default)",
          type=choice("a table writer", TABLE_WRITERS, fold=str.lower), metavar="{" + ",".join(TABLE_WRITERS) + "}"),
+    Flag("--rebalance-writes", "delta/iceberg with the python writer: shuffle each micro-batch's rows by partition "
+                               "value before writing them, for fewer files per partition value, instead of writing "
+                               "them in the tasks that read them (the default without --transform, and the faster)",
+         switch=True),
     Flag("--catalog", "iceberg: glue (the AWS Glue Data Catalog; default), sql (pyiceberg's SQLAlchemy catalog, "
                       "e.g. SQLite for local runs) or hadoop (a warehouse folder; --table-writer spark only)",
          type=choice("a catalog", JOB_CATALOGS, fold=str.lower), submit=False,

@@ -134,6 +134,7 @@ def run(args: argparse.Namespace) -> int:
 def run_query(spark, args: argparse.Namespace, raw_options: dict[str, str], schema, sink, opts) -> int:
     """One streaming query, from start to drained (--until-drained) or failure."""
     from .. import sinks
+    from . import direct_write
     from .completion import CompletionCheck
     from .monitor import BatchMonitor
     from . import preflight as pf
@@ -147,14 +148,20 @@ def run_query(spark, args: argparse.Namespace, raw_options: dict[str, str], sche
         if not args.transform:
             pf.check_columns("--partition-by", args.partition_by, df.columns)
     interval_ms = int(parse_duration_seconds(args.trigger_interval or DEFAULT_TRIGGER_INTERVAL, None) * 1000)
-    writer = (sinks.writer(df, sink, opts.endpoint)
-              .option("checkpointLocation", args.checkpoint).queryName(args.name)
+    rows_of = None
+    if sink.direct_writes:  # the read tasks write the table's files (job/direct_write.py)
+        table = sinks.direct_table(df.schema, sink, opts.endpoint)
+        writer, rows_of = table.writer(direct_write.load(spark, raw_options, df.schema, table.spec)), table.sink.rows.get
+    else:
+        writer = sinks.writer(df, sink, opts.endpoint)
+    writer = (writer.option("checkpointLocation", args.checkpoint).queryName(args.name)
               .trigger(processingTime=f"{interval_ms} milliseconds"))
     query = sinks.start(writer, sink)
-    print(f"[job] query {args.name} started: {args.queue_url} -> {sink.describe()}", flush=True)
+    how = " (files written by the read tasks)" if sink.direct_writes else ""
+    print(f"[job] query {args.name} started: {args.queue_url} -> {sink.describe()}{how}", flush=True)
 
     check = CompletionCheck(opts, args.checkpoint)
-    monitor, idle = BatchMonitor(check, args.queue_url), 0
+    monitor, idle = BatchMonitor(check, args.queue_url, rows_of=rows_of), 0
     try:
         while query.isActive:
             time.sleep(DRAIN_CHECK_SECONDS if args.until_drained else IDLE_CHECK_SECONDS)

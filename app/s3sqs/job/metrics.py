@@ -135,17 +135,19 @@ def batch_bytes(recent_batches: list, start: int, end: int) -> int | None:
 
 
 def batch_metrics(progress: dict, status_before: dict, status_now: dict, problems: dict[str, int],
-                  queue_depth: dict[str, int], recorded: int, logged: int | None) -> BatchMetrics:
+                  queue_depth: dict[str, int], recorded: int, logged: int | None,
+                  rows: int | None = None) -> BatchMetrics:
     """The figures of one batch. `status_*` are snapshots.read_status results (before: at the previous
     report), `problems` CompletionCheck.problems of this batch (quarantine.tally), `queue_depth` QueueClient.depth, `recorded`
-    and `logged` the source's last seq and Spark's newest logged end offset."""
+    and `logged` the source's last seq and Spark's newest logged end offset; `rows` the batch's rows when
+    Spark's count of its input rows is not them (a direct write's)."""
     start, end = batch_range(progress)
     s0, s1 = status_before.get("stats") or {}, status_now.get("stats") or {}
     return BatchMetrics(
         batch_id=int(progress.get("batchId") or 0),
         start=start, end=end, files=max(0, end - start),
         bytes=batch_bytes(status_now.get("recent_batches"), start, end),
-        rows=int(progress.get("numInputRows") or 0),
+        rows=int(progress.get("numInputRows") or 0) if rows is None else rows,
         batch_ms=int((progress.get("durationMs") or {}).get("triggerExecution", 0)),
         duplicates=stats_delta(s0, s1, counters.DUPLICATES),
         filtered=stats_delta(s0, s1, counters.FILTERED),

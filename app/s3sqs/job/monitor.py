@@ -16,8 +16,10 @@ from .completion import CompletionCheck, Progress
 class BatchMonitor:
     """Reports each batch Spark completed once, in order; reuses the CompletionCheck's clients."""
 
-    def __init__(self, check: CompletionCheck, queue_url: str, out=None):
+    def __init__(self, check: CompletionCheck, queue_url: str, out=None, rows_of=None):
         self.check = check
+        # batch id -> its rows, where Spark's count is not the rows (a direct write's batch rows are files)
+        self.rows_of = rows_of
         self.queue = name_in_queue_url(queue_url)
         self.out = out or sys.stdout
         self.status = read_status(check.state)  # counters before the first report: not this run's doing
@@ -33,7 +35,8 @@ class BatchMonitor:
         status = state.status
         for p in new:
             m = metrics.batch_metrics(p, self.status, status, self.check.problems(metrics.batch_range(p)[1]),
-                                      state.depth, state.recorded, state.logged)
+                                      state.depth, state.recorded, state.logged,
+                                      self.rows_of(p["batchId"]) if self.rows_of else None)
             self.status = status  # what the source did since the last report goes to the first batch only
             self._print(batch_line(m))
             self._print(metrics.emf_line(metrics.emf_document(m, self.queue, now_ms())))

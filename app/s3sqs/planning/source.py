@@ -31,10 +31,10 @@ from . import planner, slots
 try:  # Spark 4.2+
     from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxBytes, ReadMaxFiles,
                                                   SupportsTriggerAvailableNow)
-    _MIXINS: tuple = (SupportsTriggerAvailableNow,)
+    READER_MIXINS: tuple = (SupportsTriggerAvailableNow,)
 except ImportError:  # Spark 4.0: no read limits, no AvailableNow for Python sources
     ReadAllAvailable = ReadMaxBytes = ReadMaxFiles = None
-    _MIXINS = ()
+    READER_MIXINS = ()
 
 FORMAT_NAME = "s3-sqs"
 log = logging.getLogger("s3sqs")
@@ -74,7 +74,7 @@ class S3SqsPartition(InputPartition):
         self.batch_end = batch_end  # names where the batch's file problems are recorded
 
 
-class S3SqsStreamReader(DataSourceStreamReader, *_MIXINS):
+class S3SqsStreamReader(DataSourceStreamReader, *READER_MIXINS):
     def __init__(self, opts: SourceOptions, schema: StructType, partition_columns: tuple[str, ...] = (),
                  evolution: str = SchemaEvolution.NONE):
         self.opts = opts

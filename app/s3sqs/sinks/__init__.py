@@ -12,7 +12,8 @@ transform.
   `compaction` (which files to combine); `location`: where files live, for pyarrow, delta-rs and pyiceberg.
 
 The job uses `check(args)` before Spark starts, `session_conf(cfg, endpoint)` when it starts Spark,
-`writer(df, cfg, endpoint)` to build the stream's writer and `start(writer, cfg)` to start it.
+`writer(df, cfg, endpoint)` to build the stream's writer and `start(writer, cfg)` to start it; for a direct
+write (`cfg.direct_writes`), `direct_table(schema, cfg, endpoint)` instead of `writer`.
 """
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ from ..core.endpoint import Endpoint
 from .config import SinkConfig, sink_config
 from .target import SinkError
 
-__all__ = ["SinkConfig", "SinkError", "check", "session_conf", "start", "writer"]
+__all__ = ["SinkConfig", "SinkError", "check", "direct_table", "session_conf", "start", "writer"]
 
 
 def check(args) -> SinkConfig:
@@ -38,6 +39,14 @@ def writer(df, cfg: SinkConfig, endpoint: Endpoint):
     from .stream import sink_writer
 
     return sink_writer(df, cfg, endpoint)
+
+
+def direct_table(schema, cfg: SinkConfig, endpoint: Endpoint):
+    """The table (created or checked for the output's `schema`) that the source's read tasks write into:
+    its `spec` for them, and `writer(df)` for the stream of the files they wrote (sinks/stream.DirectTable)."""
+    from .stream import DirectTable
+
+    return DirectTable(schema, cfg, endpoint)
 
 
 def session_conf(cfg: SinkConfig, endpoint: Endpoint) -> dict[str, str]:

@@ -51,6 +51,14 @@ class SinkConfig(BaseModel):
     transform: str | None = None
     table_flag: str = "--table"               # delta: the flag that gave the table's location
     table_writer: str = "python"              # delta/iceberg: TABLE_WRITERS
+    rebalance_writes: bool = False            # delta/iceberg, python writer: write after a shuffle
+
+    @property
+    def direct_writes(self) -> bool:
+        """Whether the read tasks write the table's files as they read (job/direct_write.py): a table through
+        the python writer, with no transform between reading and writing, unless --rebalance-writes."""
+        return (self.kind != "parquet" and self.table_writer == "python" and not self.transform
+                and not self.rebalance_writes)
 
     @field_validator("target_file_size")
     @classmethod
@@ -100,8 +108,11 @@ def sink_config(args: Any) -> SinkConfig:
         raise SinkError("--table-writer applies to --sink delta or iceberg; the parquet sink is Spark's file sink")
     if table_writer not in TABLE_WRITERS:
         raise SinkError(f"--table-writer {table_writer!r}: one of {', '.join(TABLE_WRITERS)}")
+    rebalance = bool(getattr(args, "rebalance_writes", False))
+    if rebalance and (kind == "parquet" or table_writer == "spark"):
+        raise SinkError("--rebalance-writes applies to --sink delta or iceberg with the python table writer")
     fields: dict[str, Any] = {"kind": kind, "partition_by": partition_by, "--target-file-size": size,
-                              "transform": transform, "table_writer": table_writer}
+                              "transform": transform, "table_writer": table_writer, "rebalance_writes": rebalance}
     if kind == "parquet":
         if args.table:
             raise SinkError("--table applies to --sink delta or iceberg; the parquet sink writes to --output")

@@ -5,7 +5,9 @@ For Delta and Iceberg, Spark's foreachBatch calls `TableSink` on the driver with
    that came after the table commit), do nothing.
 2. Rebalance the rows by partition value into partitions of about the target file size (Spark's
    adaptive execution measures the shuffled bytes), and let the executors write them as Parquet files
-   (files.py). Nothing is visible to readers yet: a crash here leaves orphan files only.
+   (table_files.py). In a direct write (no --transform: job/direct_write.py) the read tasks have written
+   them as they read, and the batch's rows are the files. Nothing is visible to readers yet: a crash here
+   leaves orphan files only.
 3. Commit all the batch's files to the table in one transaction that also records (query id, batch id).
 Spark writes its own commit log for the batch only after this returns.
 """
@@ -46,11 +48,33 @@ def sink_writer(df, cfg: SinkConfig, endpoint: Endpoint):
                             f"{', '.join(df.columns)})")
         writer = df.writeStream.format("parquet").option("path", cfg.output)
         return writer.partitionBy(*cfg.partition_by) if cfg.partition_by else writer
-    check_partitioning(df.schema, cfg.partition_by)
-    target = open_target(cfg, endpoint)
-    target.ensure(table_arrow_schema(df.schema, cfg.kind))
+    target = open_table(df.schema, cfg, endpoint)
     df.sparkSession.dataSource.register(TableFilesDataSource)
     return df.writeStream.foreachBatch(TableSink(target, cfg, endpoint))
+
+
+class DirectTable:
+    """A table whose data files the source's read tasks write (job/direct_write.py): what they write by
+    (`spec`; each task fills in its batch and write id), and the foreachBatch function that commits the
+    files (`sink`)."""
+
+    def __init__(self, schema, cfg: SinkConfig, endpoint: Endpoint):
+        target = open_table(schema, cfg, endpoint)
+        self.spec = WriteSpec(table_format=cfg.kind, location=target.write_location.uri,
+                              partition_by=cfg.partition_by, target_file_size=cfg.target_file_size, batch_id=-1,
+                              write_id="", handoff="", endpoint=endpoint)
+        self.sink = TableSink(target, cfg, endpoint, direct=True)
+
+    def writer(self, df):
+        return df.writeStream.foreachBatch(self.sink)
+
+
+def open_table(schema, cfg: SinkConfig, endpoint: Endpoint) -> TableTarget:
+    """The sink's table, created or checked against the output's Spark schema and partitioning."""
+    check_partitioning(schema, cfg.partition_by)
+    target = open_target(cfg, endpoint)
+    target.ensure(table_arrow_schema(schema, cfg.kind))
+    return target
 
 
 def open_target(cfg: SinkConfig, endpoint: Endpoint) -> TableTarget:
@@ -67,8 +91,9 @@ def open_target(cfg: SinkConfig, endpoint: Endpoint) -> TableTarget:
 class TableSink:
     """foreachBatch function of the Delta and Iceberg sinks."""
 
-    def __init__(self, target: TableTarget, cfg: SinkConfig, endpoint: Endpoint):
-        self.target, self.cfg, self.endpoint = target, cfg, endpoint
+    def __init__(self, target: TableTarget, cfg: SinkConfig, endpoint: Endpoint, direct: bool = False):
+        self.target, self.cfg, self.endpoint, self.direct = target, cfg, endpoint, direct
+        self.rows: dict[int, int] = {}  # batch id -> rows committed (a direct write's batch rows are files)
         self.handoff_dir = tempfile.mkdtemp(prefix="s3sqs-sink-")
         atexit.register(shutil.rmtree, self.handoff_dir, True)
 
@@ -87,10 +112,13 @@ class TableSink:
             log.info("batch %d has no rows to write", batch_id)
             return
         self.target.commit(files, query_id, batch_id)
+        self.rows[batch_id] = sum(f.rows for f in files)
         log.info("batch %d: %d rows in %d file(s), %d bytes, committed to %s", batch_id,
                  sum(f.rows for f in files), len(files), sum(f.size for f in files), self.cfg.describe())
 
     def write_files(self, batch_df, batch_id: int) -> list[WrittenFile]:
+        if self.direct:  # the read tasks write the files as they read; the batch's rows are those files
+            return [WrittenFile.from_row(r.asDict()) for r in batch_df.collect()]
         session = batch_df.sparkSession
         for key, value in adaptive_settings(self.cfg.target_file_size).items():
             session.conf.set(key, value)

@@ -3,6 +3,7 @@ the per-batch commit (stream.py), compaction (ops/compaction) and the demo treat
 A new table format is one module implementing `TableTarget`, and a line in stream.open_target."""
 from __future__ import annotations
 
+import json
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Callable, Protocol
 
@@ -36,6 +37,22 @@ class WrittenFile:
     @classmethod
     def from_json(cls, d: dict) -> "WrittenFile":
         return cls(**d)
+
+    def to_row(self) -> dict:
+        """The file as a row of WRITTEN_FILES (a direct write's read task hands it to the sink so)."""
+        return {**asdict(self), "partition": json.dumps(self.partition)}
+
+    @classmethod
+    def from_row(cls, row: dict) -> "WrittenFile":
+        return cls(**{**row, "partition": json.loads(row["partition"])})
+
+
+# The rows of a direct write (job/direct_write.py): one per data file its read tasks wrote; as Arrow (its
+# tasks have no Spark session to parse DDL) and as the DDL of the same schema.
+WRITTEN_FILES_ARROW = pa.schema([("uri", pa.string()), ("relative_path", pa.string()), ("size", pa.int64()),
+                                 ("rows", pa.int64()), ("partition", pa.string()), ("stats", pa.string()),
+                                 ("modification_time_ms", pa.int64())])
+WRITTEN_FILES = ", ".join(f"{f.name} {'STRING' if f.type == pa.string() else 'BIGINT'}" for f in WRITTEN_FILES_ARROW)
 
 
 class TableTarget(Protocol):
