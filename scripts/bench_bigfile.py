@@ -2,7 +2,9 @@
 """Benchmark: one big CSV file (2 GB by default), this source against Spark's own file source, with memory.
 
 With --multiline each row's `user` value is quoted and holds a line break, and both read it with
-multiLine (neither splits such a file across tasks).
+multiLine (neither splits such a file across tasks). With --sink delta this source writes a Delta table as
+the job does without a transform (its read tasks write the files: bench_read.delta_writer); Spark's file
+source writes Parquet files with its file sink either way.
 
 The file is made in a temporary folder and deleted afterwards. For each Spark (PySpark 4.0.2 in
 .venv-spark40, 4.3 in .venv) the two read it in turn, in fresh processes, --reps times each, in alternating
@@ -27,7 +29,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_read import ROOT, SCHEMA, SPARKS  # noqa: E402  (the same rows and Sparks as bench_read)
+from bench_read import ROOT, SCHEMA, SPARKS, delta_writer  # noqa: E402  (the same rows and Sparks as bench_read)
 from devtools.local_spark import sparks_of  # noqa: E402
 
 ROWS_PER_CHUNK = 500_000
@@ -57,7 +59,7 @@ def make_csv(path: Path, target_bytes: int, multiline: bool = False) -> int:
 # ---------------------------------------------------------------------------------------- worker
 
 def worker(kind: str, data: Path, out: Path, expected: int, endpoint: str, queue_url: str,
-           multiline: bool) -> dict:
+           multiline: bool, sink: str = "parquet") -> dict:
     from pyspark.sql import SparkSession
 
     from devtools.local_spark import wait_for_rows
@@ -80,9 +82,13 @@ def worker(kind: str, data: Path, out: Path, expected: int, endpoint: str, queue
         df = spark.readStream.format("s3-sqs").schema(SCHEMA).options(**opts).load()
         warm_python_workers(spark)  # as the job does, before the query starts
     t0 = time.perf_counter()
-    q = (df.writeStream.format("parquet").option("path", str(out / "table"))
-         .option("checkpointLocation", str(out / "ck")).start())
-    rows, batches = wait_for_rows(q, expected, kind, poll=0.1)
+    rows_of = None
+    if sink == "delta" and kind == "s3sqs":
+        writer, rows_of = delta_writer(spark, df, opts, out / "delta", rebalance=False)
+    else:
+        writer = df.writeStream.format("parquet").option("path", str(out / "table"))
+    q = writer.option("checkpointLocation", str(out / "ck")).start()
+    rows, batches = wait_for_rows(q, expected, kind, poll=0.1, rows_of=rows_of)
     seconds = time.perf_counter() - t0
     q.stop()
     spark.stop()
@@ -157,15 +163,15 @@ class PeakMemory:
 # ------------------------------------------------------------------------------------ orchestrator
 
 def run_one(python: Path, kind: str, data: Path, expected: int, endpoint: str, queue: str,
-            multiline: bool) -> dict:
+            multiline: bool, sink: str) -> dict:
     out = Path(tempfile.mkdtemp(prefix=f"bench-bigfile-{kind}-"))
     env = {**os.environ, "PYSPARK_PYTHON": str(python), "PYSPARK_DRIVER_PYTHON": str(python),
            "SPARK_LOCAL_IP": "127.0.0.1"}
     load_before = os.getloadavg()[0]
     try:
         proc = subprocess.Popen([str(python), __file__, "--worker", kind, "--data", str(data), "--out", str(out),
-                                 "--expected", str(expected), "--endpoint", endpoint, "--queue", queue]
-                                + (["--multiline"] if multiline else []),
+                                 "--expected", str(expected), "--endpoint", endpoint, "--queue", queue,
+                                 "--sink", sink] + (["--multiline"] if multiline else []),
                                 env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
         with PeakMemory(proc.pid) as mem:
             stdout, stderr = proc.communicate(timeout=3600)
@@ -186,13 +192,16 @@ def main(argv=None) -> int:
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--multiline", action="store_true",
                    help="a value with a line break in every row, read with multiLine")
+    p.add_argument("--sink", choices=["parquet", "delta"], default="parquet",
+                   help="parquet: a Parquet file sink (default); delta: this source into a Delta table as the job "
+                        "writes it without a transform (Spark's file source: a Parquet file sink)")
     p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
     for name in ("--data", "--out", "--expected", "--endpoint", "--queue"):
         p.add_argument(name, help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker, Path(args.data), Path(args.out), int(args.expected), args.endpoint,
-                                args.queue, args.multiline)))
+                                args.queue, args.multiline, args.sink)))
         return 0
     sparks = sparks_of(p, args.spark)
     if args.reps < 1 or args.gb <= 0:
@@ -211,14 +220,15 @@ def main(argv=None) -> int:
         size = (data / "big.csv").stat().st_size
         print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; one CSV "
               f"file of {size / 1e9:.2f} GB, {expected:,} rows{' (multiLine)' if args.multiline else ''}; "
-              f"{args.reps} runs each, alternating; times from "
+              f"{args.reps} runs each, alternating; into a {args.sink} sink; times from "
               "query start to the last row committed; peak RSS (VmHWM) sampled every 0.2 s", flush=True)
         results = []
         for spark in sparks:
             runs = {"native": [], "s3sqs": []}
             for rep in range(args.reps):
                 for kind in (["native", "s3sqs"] if rep % 2 == 0 else ["s3sqs", "native"]):
-                    r = run_one(SPARKS[spark], kind, data, expected, server.endpoint_url, queue, args.multiline)
+                    r = run_one(SPARKS[spark], kind, data, expected, server.endpoint_url, queue, args.multiline,
+                                args.sink)
                     runs[kind].append(r)
                     print(f"  Spark {spark:6s} {kind:7s} {r['seconds']:6.1f} s  JVM peak {r['jvm'] / 2**20:6.0f} MiB, "
                           f"largest Python worker peak {r['worker'] / 2**20:5.0f} MiB ({r['workers']} workers); "
