@@ -113,8 +113,8 @@ class TableSink:
             return
         self.target.commit(files, query_id, batch_id)
         self.rows[batch_id] = sum(f.rows for f in files)
-        log.info("batch %d: %d rows in %d file(s), %d bytes, committed to %s", batch_id,
-                 sum(f.rows for f in files), len(files), sum(f.size for f in files), self.cfg.describe())
+        log.info("batch %d: %d rows in %d file(s), %d bytes, committed to %s", batch_id, self.rows[batch_id],
+                 len(files), sum(f.size for f in files), self.cfg.describe())
 
     def write_files(self, batch_df, batch_id: int) -> list[WrittenFile]:
         if self.direct:  # the read tasks write the files as they read; the batch's rows are those files
