@@ -169,8 +169,11 @@ def run_query(spark, args: argparse.Namespace, raw_options: dict[str, str], sche
             monitor.report(query.recentProgress, state)  # a line and an EMF document per batch
             if not args.until_drained:
                 continue
-            idle = idle + 1 if state.drained else 0
-            log.debug("until drained: waiting for %s", state.waiting_for())
+            # Not before the first trigger: until the source's first offset call, a backfill it is to start
+            # (includeExistingFiles, an inventory report) is in no status yet, and an empty queue looks drained.
+            started = query.lastProgress is not None
+            idle = idle + 1 if started and state.drained else 0
+            log.debug("until drained: waiting for %s", state.waiting_for() if started else "the first trigger")
             if idle >= args.idle_checks:
                 print("[job] queue drained and every planned batch committed; stopping", flush=True)
                 break
