@@ -145,6 +145,6 @@ def wait_for_rows(query, expected: int, what: str, poll: float = 0.05, rows_of=N
         for p in query.recentProgress:
             if p["batchId"] not in seen and p["numInputRows"]:
                 seen.add(p["batchId"])
-                rows += rows_of(p["batchId"]) or 0 if rows_of else p["numInputRows"]
+                rows += (rows_of(p["batchId"]) or 0) if rows_of else p["numInputRows"]
         time.sleep(poll)
     return rows, len(seen)

@@ -193,8 +193,7 @@ def delta_writer(spark, df, options: dict, table: Path, rebalance: bool):
     cfg = sinks.check(SimpleNamespace(**flags))
     if not cfg.direct_writes:
         return sinks.writer(df, cfg, Endpoint()), None
-    target = sinks.direct_table(df.schema, cfg, Endpoint())
-    return target.writer(direct_write.load(spark, options, df.schema, target.spec)), target.sink.rows.get
+    return direct_write.stream_writer(spark, options, df.schema, cfg, Endpoint())
 
 
 # ------------------------------------------------------------------------------------ orchestrator

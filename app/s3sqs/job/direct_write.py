@@ -31,6 +31,15 @@ _SPEC, _ROWS_SCHEMA = "directWriteSpec", "directWriteRowsSchema"
 _BATCH_ID_PROPERTY = "streaming.sql.batchId"
 
 
+def stream_writer(spark, options: dict[str, str], schema: StructType, cfg, endpoint):
+    """The writer of a direct write into the table sink `cfg` (sinks.SinkConfig), not yet started, and
+    `rows_of(batch id)`: the rows each batch committed (Spark's count is of its files)."""
+    from .. import sinks
+
+    table = sinks.direct_table(schema, cfg, endpoint)
+    return table.writer(load(spark, options, schema, table.spec)), table.sink.rows.get
+
+
 def load(spark, options: dict[str, str], schema: StructType, spec: WriteSpec):
     """The stream of the files the read tasks write: the s3-sqs source's `options`, its rows' `schema`."""
     spark.dataSource.register(DirectWriteSource)

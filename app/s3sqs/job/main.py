@@ -150,8 +150,7 @@ def run_query(spark, args: argparse.Namespace, raw_options: dict[str, str], sche
     interval_ms = int(parse_duration_seconds(args.trigger_interval or DEFAULT_TRIGGER_INTERVAL, None) * 1000)
     rows_of = None
     if sink.direct_writes:  # the read tasks write the table's files (job/direct_write.py)
-        table = sinks.direct_table(df.schema, sink, opts.endpoint)
-        writer, rows_of = table.writer(direct_write.load(spark, raw_options, df.schema, table.spec)), table.sink.rows.get
+        writer, rows_of = direct_write.stream_writer(spark, raw_options, df.schema, sink, opts.endpoint)
     else:
         writer = sinks.writer(df, sink, opts.endpoint)
     writer = (writer.option("checkpointLocation", args.checkpoint).queryName(args.name)

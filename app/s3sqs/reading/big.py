@@ -151,7 +151,8 @@ def stream_rows(filesystems: Filesystems, piece: Piece, reader, fields: list[pa.
             yield from reader.read_parts(fh, fields, fo, piece.file, *ranged)
         return
     fo, blocks = text_blocks(fs, piece, reader, fo, block_bytes)
-    block_fo = fo if piece.start == 0 else fo.after_start()
+    later = fo.after_start()
+    block_fo = fo if piece.start == 0 else later
     try:
         with ThreadPoolExecutor(max_workers=1) as ahead:
             pending = ahead.submit(next, blocks, None)
@@ -161,7 +162,7 @@ def stream_rows(filesystems: Filesystems, piece: Piece, reader, fields: list[pa.
                     return
                 pending = ahead.submit(next, blocks, None)
                 yield reader.read(pa.py_buffer(data), fields, block_fo, piece.file)
-                block_fo = fo.after_start()
+                block_fo = later
     finally:
         blocks.close()  # the executor has waited for its read: the stream is closed now, not when collected
 
