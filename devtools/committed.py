@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from urllib.parse import unquote
 
 import pyarrow.parquet as pq
 
@@ -22,7 +23,8 @@ def sink_log(output: Path):
 
 
 def _local(path: str) -> Path:
-    return Path(path.removeprefix("file://").removeprefix("file:"))
+    """A log entry's path is a URI, quoted as Hadoop quotes it (a space as %20, a % as %25)."""
+    return Path(unquote(path.removeprefix("file://").removeprefix("file:")))
 
 
 def committed_files(output: Path) -> list[Path]:

@@ -2,9 +2,10 @@
 """Benchmark: one big CSV file (2 GB by default), this source against Spark's own file source, with memory.
 
 With --multiline each row's `user` value is quoted and holds a line break, and both read it with
-multiLine (neither splits such a file across tasks). With --sink delta this source writes a Delta table as
-the job does without a transform (its read tasks write the files: bench_read.delta_writer); Spark's file
-source writes Parquet files with its file sink either way.
+multiLine (neither splits such a file across tasks). This source writes as the job does without a
+transform (its read tasks write the files: bench_read.job_writer): Parquet files with Spark's file sink
+log (--sink parquet, the default), Parquet files through Spark's file sink (--sink parquet-spark, as with a
+transform), or a Delta table (--sink delta); Spark's file source writes Parquet files with its file sink.
 
 The file is made in a temporary folder and deleted afterwards. For each Spark (PySpark 4.0.2 in
 .venv-spark40, 4.3 in .venv) the two read it in turn, in fresh processes, --reps times each, in alternating
@@ -29,7 +30,7 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_read import ROOT, SCHEMA, SPARKS, delta_writer  # noqa: E402  (the same rows and Sparks as bench_read)
+from bench_read import ROOT, SCHEMA, SPARKS, job_writer  # noqa: E402  (the same rows and Sparks as bench_read)
 from devtools.local_spark import sparks_of  # noqa: E402
 
 ROWS_PER_CHUNK = 500_000
@@ -83,8 +84,8 @@ def worker(kind: str, data: Path, out: Path, expected: int, endpoint: str, queue
         warm_python_workers(spark)  # as the job does, before the query starts
     t0 = time.perf_counter()
     rows_of = None
-    if sink == "delta" and kind == "s3sqs":
-        writer, rows_of = delta_writer(spark, df, opts, out / "delta", rebalance=False)
+    if kind == "s3sqs":
+        writer, rows_of = job_writer(spark, df, opts, out, sink)
     else:
         writer = df.writeStream.format("parquet").option("path", str(out / "table"))
     q = writer.option("checkpointLocation", str(out / "ck")).start()
@@ -192,9 +193,9 @@ def main(argv=None) -> int:
     p.add_argument("--reps", type=int, default=1)
     p.add_argument("--multiline", action="store_true",
                    help="a value with a line break in every row, read with multiLine")
-    p.add_argument("--sink", choices=["parquet", "delta"], default="parquet",
-                   help="parquet: a Parquet file sink (default); delta: this source into a Delta table as the job "
-                        "writes it without a transform (Spark's file source: a Parquet file sink)")
+    p.add_argument("--sink", choices=["parquet", "parquet-spark", "delta"], default="parquet",
+                   help="this source's sink, as the job writes it without a transform (parquet, the default, and "
+                        "delta) or with one (parquet-spark); Spark's file source: its Parquet file sink")
     p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
     for name in ("--data", "--out", "--expected", "--endpoint", "--queue"):
         p.add_argument(name, help=argparse.SUPPRESS)

@@ -15,11 +15,12 @@ source reads s3a://bucket/<format>/ through Hadoop's S3A filesystem (the jars `m
 for Spark 4.0.2's Hadoop 3.4.1; so --s3 runs on 4.0.2 only). moto serves both, so the figures compare
 the two readers on one S3 stand-in, not S3 itself.
 
-With --sink noop both queries read every row and write nothing (Spark's `noop` sink): the read alone, so
-a Parquet-sink run's time splits into reading and writing. With --sink delta this source writes a Delta
-table as the job does without a transform (its read tasks write the files: job/direct_write.py), and with
---sink delta-rebalanced as it does with one (a shuffle, then the files); Spark's file source still writes
-Parquet files with Spark's file sink, its fastest writer, which keeps no table log.
+Spark's file source always writes with Spark's Parquet file sink. This source writes as the job does
+without a transform: with --sink parquet (the default) its read tasks write the Parquet files and the job
+writes the file sink's log (job/direct_write.py); with --sink parquet-spark through Spark's file sink, as
+the job does with a transform or --table-writer spark. With --sink delta it writes a Delta table (its read
+tasks write the files), with --sink delta-rebalanced after a shuffle, as with a transform. With --sink noop
+both queries read every row and write nothing (Spark's `noop` sink): the read alone.
 """
 from __future__ import annotations
 
@@ -163,10 +164,10 @@ def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: s
     if os.environ.get("BENCH_DETAIL"):
         print(f"query start at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)
     rows_of = None
-    if sink.startswith("delta") and kind == "s3sqs":
-        writer, rows_of = delta_writer(spark, df, opts, out / "delta", rebalance=sink == "delta-rebalanced")
+    if sink != "noop" and kind == "s3sqs":
+        writer, rows_of = job_writer(spark, df, opts, out, sink)
     else:
-        sink = "parquet" if sink.startswith("delta") else sink  # Spark's file source: Spark's Parquet sink
+        sink = "noop" if sink == "noop" else "parquet"  # Spark's file source: Spark's Parquet file sink
         writer = df.writeStream.format(sink)
         writer = writer.option("path", str(out / "table")) if sink == "parquet" else writer
     q = writer.option("checkpointLocation", str(out / "ck")).start()
@@ -181,14 +182,18 @@ def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: s
     return {"seconds": seconds, "rows": rows, "batches": batches}
 
 
-def delta_writer(spark, df, options: dict, table: Path, rebalance: bool):
-    """The job's Delta sink (python writer, no transform): the writer, and the rows of each batch."""
+def job_writer(spark, df, options: dict, out: Path, sink: str):
+    """The job's writer into `sink` (no transform): parquet and delta as the job writes them by default,
+    parquet-spark through Spark's file sink, delta-rebalanced after a shuffle; and the rows of each batch."""
     from types import SimpleNamespace
 
     from s3sqs import sinks
     from s3sqs.core.endpoint import Endpoint
     from s3sqs.job import direct_write
-    flags = dict(sink="delta", table=str(table), rebalance_writes=rebalance, partition_by=(), output=None,
+    delta = sink.startswith("delta")
+    flags = dict(sink="delta" if delta else "parquet", table=str(out / "delta") if delta else None,
+                 output=None if delta else str(out / "table"), rebalance_writes=sink == "delta-rebalanced",
+                 table_writer="spark" if sink == "parquet-spark" else None, partition_by=(),
                  target_file_size=None, transform=None, catalog=None, catalog_uri=None, warehouse=None)
     cfg = sinks.check(SimpleNamespace(**flags))
     if not cfg.direct_writes:
@@ -236,10 +241,11 @@ def main(argv=None) -> int:
                                             "--files 8 --rows 125000: eight XML files of about 20 MB)")
     p.add_argument("--s3", action="store_true", help="read from a bucket on the moto server (Spark's file source "
                                                      "through s3a://; Spark 4.0.2 only; make s3a-jars first)")
-    p.add_argument("--sink", choices=["parquet", "noop", "delta", "delta-rebalanced"], default="parquet",
-                   help="parquet: a Parquet file sink (default); noop: read every row and write nothing; delta, "
-                        "delta-rebalanced: this source into a Delta table as the job writes it, without a "
-                        "transform and with one (Spark's file source: a Parquet file sink)")
+    p.add_argument("--sink", choices=["parquet", "parquet-spark", "noop", "delta", "delta-rebalanced"],
+                   default="parquet",
+                   help="this source's sink: parquet (default) and delta as the job writes them without a "
+                        "transform, parquet-spark and delta-rebalanced as with one; noop: read every row and "
+                        "write nothing (Spark's file source: Spark's Parquet file sink, or noop)")
     p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
     for name in ("--format", "--data", "--out", "--expected", "--endpoint", "--queue"):
         p.add_argument(name, help=argparse.SUPPRESS)

@@ -1,6 +1,7 @@
 """The table side of the sinks without Spark: files written as the executors write them, committed as
 the driver commits them, with real delta-rs and pyiceberg, on local disk and on S3 (moto) with the Glue
 catalog (moto) as on EMR."""
+import json
 import threading
 import uuid
 
@@ -13,7 +14,9 @@ from s3sqs.core.endpoint import Endpoint
 from s3sqs.sinks import SinkError
 from s3sqs.sinks import iceberg as iceberg_module
 from s3sqs.sinks.config import CatalogConfig
+from s3sqs.sinks import file_sink_log
 from s3sqs.sinks.delta import DeltaTarget
+from s3sqs.sinks.file_sink_log import FileSinkLogTarget
 from s3sqs.sinks.table_files import WriteSpec, write_partition
 from s3sqs.sinks.iceberg import MARKER_PREFIX, IcebergTarget, open_catalog
 from s3sqs.sinks.table_schema import table_arrow_schema
@@ -36,9 +39,9 @@ def batch_rows(start, n):
     return [{"id": i, "name": f"n{i}", "day": DAYS[i % len(DAYS)]} for i in range(start, start + n)]
 
 
-def write(target, fmt, batch_id, rows, target_size=1 << 20):
+def write(target, fmt, batch_id, rows, target_size=1 << 20, partition_by=None):
     schema = table_arrow_schema(SCHEMA, fmt)
-    spec = WriteSpec(fmt, target.write_location.uri, target.partition_by, target_size, batch_id,
+    spec = WriteSpec(fmt, target.write_location.uri, partition_by or target.partition_by, target_size, batch_id,
                      uuid.uuid4().hex[:12], "/unused", target.write_location.endpoint)
     return write_partition([pa.RecordBatch.from_pylist(rows, schema=schema)], spec, schema, 0, 0)
 
@@ -175,6 +178,29 @@ def test_delta_on_s3_commits_once_and_compacts(moto_endpoint, bucket):
             .list_objects_v2(Bucket=bucket)["Contents"]]
     assert any(k.startswith("tables/orders/_delta_log/") for k in keys)
     assert any(k.startswith("tables/orders/day=a%20b%2Fc%25/") for k in keys)
+
+
+def test_a_file_sink_log_on_s3_commits_once_compacts_and_lists_the_files_written(moto_endpoint, bucket):
+    endpoint = Endpoint(moto_endpoint, "us-east-1")
+    target = FileSinkLogTarget(Location.parse(f"s3://{bucket}/out", "--output", endpoint))
+    target.ensure(table_arrow_schema(SCHEMA, "parquet"))
+    written = {}
+    for b in range(21):
+        written[b] = write(target, "parquet", b, batch_rows(b * 3, 3), partition_by=("day",))
+        assert target.commit(written[b], "q", b)
+    assert target.commit(written[20], "q", 20) is False and target.committed_batch("q") == 20
+    s3 = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
+    log = {o["Key"].rsplit("/", 1)[1] for o in s3.list_objects_v2(Bucket=bucket, Prefix="out/_spark_metadata/")["Contents"]}
+    log.discard("")  # pyarrow keeps a folder marker after a delete; Spark's readers skip it
+    # 9.compact lists 0-9 again, 19.compact all: the entries before 9 are dropped, as Spark drops them.
+    assert log == {"9.compact", *map(str, range(10, 19)), "19.compact", "20"}
+    listed = [json.loads(line)["path"] for name in ("19.compact", "20") for line in
+              s3.get_object(Bucket=bucket, Key=f"out/_spark_metadata/{name}")["Body"].read().decode().splitlines()[1:]]
+    assert sorted(listed) == sorted(file_sink_log.hadoop_uri(f.uri) for fs in written.values() for f in fs)
+    assert any("/day=a%20b%252Fc%2525/" in p for p in listed)  # Spark's folder escaping, then quoted in the URI
+    rows = sum(f.rows for fs in written.values() for f in fs)
+    assert rows == 63 and all(s3.head_object(Bucket=bucket, Key=f.uri.split("/", 3)[3])["ContentLength"] == f.size
+                              for fs in written.values() for f in fs)
 
 
 def test_iceberg_in_glue_on_s3_commits_once_and_compacts(moto_endpoint, bucket):

@@ -75,12 +75,16 @@ def test_catalog_flags_belong_to_iceberg_and_sizes_are_checked():
     assert parse("--sink", "delta").target_file_size == 128 << 20
 
 
-def test_the_read_tasks_write_a_table_s_files_unless_a_transform_or_the_flags_say_otherwise():
+def test_the_read_tasks_write_a_sink_s_files_unless_a_transform_or_the_flags_say_otherwise():
     assert parse("--sink", "delta").direct_writes and parse("--sink", "iceberg", "--table", "lake.orders").direct_writes
+    assert parse().direct_writes and parse(output="s3://bucket/out").direct_writes  # the parquet sink
     assert not parse("--sink", "delta", "--transform", "m:f").direct_writes  # rows change between read and write
+    assert not parse("--transform", "m:f").direct_writes
     assert not parse("--sink", "delta", "--rebalance-writes").direct_writes
     assert not parse("--sink", "delta", "--table-writer", "spark").direct_writes
-    assert not parse().direct_writes  # Spark's file sink
+    assert not parse("--table-writer", "spark").direct_writes  # Spark's file sink
+    assert not parse(output="s3a://bucket/out").direct_writes  # a Hadoop scheme: Spark's file sink reaches it
+    assert parse(output="s3a://bucket/out").output == "s3a://bucket/out"
     for argv in (("--rebalance-writes",), ("--sink", "delta", "--table-writer", "spark", "--rebalance-writes")):
         with pytest.raises(SinkError, match="--rebalance-writes applies to --sink delta or iceberg with the python"):
             parse(*argv)

@@ -7,9 +7,11 @@ from pyspark.sql import types as T
 
 from s3sqs.core.files import NULL_PARTITION
 from s3sqs.sinks.compaction import FileSizes, TableFile, plan_compaction
-from s3sqs.sinks.paths import data_file_name, partition_path, partition_string, split_by_keys
+from s3sqs.sinks.paths import (data_file_name, partition_path, partition_string, spark_escape_path_segment,
+                               split_by_keys)
 from s3sqs.sinks.stats import FileStats
-from s3sqs.sinks.table_schema import added_fields, check_partitioning, file_schema, fit_to, table_arrow_schema
+from s3sqs.sinks.table_schema import (added_fields, check_partitioning, direct_write_refusal, file_schema, fit_to,
+                                      table_arrow_schema)
 from s3sqs.sinks.target import SinkError
 
 SPARK_SCHEMA = T.StructType([
@@ -41,9 +43,9 @@ def test_unsupported_type_names_the_column_and_the_fix():
         table_arrow_schema(schema, "delta")
 
 
-def test_delta_files_leave_out_partition_columns_iceberg_files_keep_them():
+def test_delta_and_file_sink_files_leave_out_partition_columns_iceberg_files_keep_them():
     schema = pa.schema([("id", pa.int64()), ("day", pa.string())])
-    assert file_schema(schema, ("day",), "delta").names == ["id"]
+    assert file_schema(schema, ("day",), "delta").names == ["id"] == file_schema(schema, ("day",), "parquet").names
     assert file_schema(schema, ("day",), "iceberg").names == ["id", "day"]
 
 
@@ -64,6 +66,17 @@ def test_partition_values_and_folders():
     assert partition_path(("day", "k"), ("2026-11-01", None)) == f"day=2026-11-01/k={NULL_PARTITION}"
     # Percent-encoded like delta-rs: no '/', '=', '%' or space can change the folder structure.
     assert partition_path(("k",), ("a b/c=d%e ü",)) == "k=a%20b%2Fc%3Dd%25e%20%C3%BC"
+    # Spark's file sink's folders: its readers decode each %XX as one character, so UTF-8 stays as it is.
+    assert partition_path(("k",), ("a b/c=d%e ü:\x01",), spark_escape_path_segment) == "k=a b%2Fc%3Dd%25e ü%3A%01"
+
+
+def test_a_parquet_sink_output_the_read_tasks_cannot_write_is_left_to_spark_s_file_sink():
+    schema = T.StructType([T.StructField("id", T.LongType()), T.StructField("at", T.TimestampType()),
+                           T.StructField("span", T.DayTimeIntervalType())])
+    assert "column 'span' has type interval" in direct_write_refusal(schema, ())
+    plain = T.StructType(schema.fields[:2])
+    assert direct_write_refusal(plain, ()) is None and direct_write_refusal(plain, ("id",)) is None
+    assert "partition by a string, integer, date or boolean" in direct_write_refusal(plain, ("at",))
 
 
 def test_file_names_are_unique_per_batch_write_task_attempt_and_sequence():

@@ -58,7 +58,6 @@ def test_spark_iceberg_writer_uses_glue_on_aws_and_a_hadoop_warehouse_locally():
 
 
 @pytest.mark.parametrize("argv, message", [
-    ("--table-writer spark", "--table-writer applies to --sink delta or iceberg"),
     ("--sink iceberg --table lake.t --catalog hadoop --warehouse /w", "--catalog hadoop needs --table-writer spark"),
     ("--sink iceberg --table lake.t --catalog sql --catalog-uri sqlite:////tmp/c.db --table-writer spark",
      "with --table-writer spark use --catalog hadoop"),

@@ -1,10 +1,12 @@
-"""Direct writes: a Delta or Iceberg sink's data files written by the tasks that read the rows.
+"""Direct writes: a sink's data files (Delta, Iceberg, or the parquet sink's) written by the tasks that read
+the rows.
 
-Without a transform, nothing happens to the rows between the source's read and the table's Parquet files,
+Without a transform, nothing happens to the rows between the source's read and the sink's Parquet files,
 so each read task writes them itself (sinks/table_files.write_partition, as a rebalanced write's tasks do)
 and hands Spark one row per file (sinks/target.WRITTEN_FILES). The rows never cross into the JVM and back,
 which is most of a batch's time otherwise. The table sink (sinks/stream.TableSink) commits a batch's files
-exactly as it commits a rebalanced write's: a task or batch that fails leaves orphan files that no commit
+(for the parquet sink: Spark's file sink log, sinks/file_sink_log.py) exactly as it commits a rebalanced
+write's: a task or batch that fails leaves orphan files that no commit
 names, and a replayed batch writes new ones under new names.
 
 Format "s3-sqs-direct-write" is the s3-sqs source with two more options, set by `load` only: the write's

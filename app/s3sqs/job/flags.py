@@ -124,8 +124,8 @@ OUTPUT = (
                      "(delta) or warehouse (iceberg)"),
     Flag("--partition-by", "comma-separated output partition columns", type=comma_list, default=(),
          metavar="C1,C2"),
-    Flag("--sink", "parquet: Spark's file sink into --output (default); delta or iceberg: a table, committed "
-                   "once per micro-batch", type=choice("a sink", SINKS, fold=str.lower), default="parquet",
+    Flag("--sink", "parquet: Parquet files in --output with Spark's file sink log (default); delta or iceberg: a "
+                   "table; each committed once per micro-batch", type=choice("a sink", SINKS, fold=str.lower), default="parquet",
          metavar="{" + ",".join(SINKS) + "}"),
     Flag("--table", "delta: the table's location (local path or s3://; default --output); iceberg: the catalog "
                     "table name, namespace.table"),
@@ -133,9 +133,10 @@ OUTPUT = (
          metavar="MODULE:FUNCTION"),
     Flag("--target-file-size", f"delta/iceberg: aim each micro-batch's data files at this size (default "
                                f"{DEFAULT_TARGET_FILE_SIZE})", metavar="SIZE"),
-    Flag("--table-writer", "delta/iceberg: python (delta-rs and pyiceberg commit the Parquet files the executors "
-                           "write; needs no jars; the job's default) or spark (Spark's own Delta and Iceberg "
-                           "writers, whose jars EMR bundles; submit-job's default)",
+    Flag("--table-writer", "python (delta-rs, pyiceberg or, for parquet, the job itself commits the Parquet files "
+                           "the executors write; needs no jars; the job's default) or spark (Spark's own Delta and "
+                           "Iceberg writers, whose jars EMR bundles, submit-job's default for them; or Spark's "
+                           "Parquet file sink)",
          type=choice("a table writer", TABLE_WRITERS, fold=str.lower), metavar="{" + ",".join(TABLE_WRITERS) + "}"),
     Flag("--rebalance-writes", "delta/iceberg with the python writer: shuffle each micro-batch's rows by partition "
                                "value before writing them, for fewer files per partition value, instead of writing "

@@ -1,12 +1,13 @@
-"""Sinks of the job, in the job's process (and, for the table files, its executors): Spark's Parquet file
-sink, or a Delta or Iceberg table committed exactly once per micro-batch, after the user's optional
-transform.
+"""Sinks of the job, in the job's process (and, for the table files, its executors): Parquet files with
+Spark's file sink log, or a Delta or Iceberg table, committed exactly once per micro-batch, after the
+user's optional transform.
 
 - `config`: the sink's settings from the job's flags; `transform`: the user's function;
 - `stream`: the writer into the sink and the per-batch protocol of the tables (`TableSink`);
 - `spark_tables`: Spark's own Delta and Iceberg writers instead (`--table-writer spark`), and their Spark
   configuration;
-- `target`: what a table format implements (`TableTarget`), done by `delta` and `iceberg`;
+- `target`: what a table format implements (`TableTarget`), done by `delta`, `iceberg` and
+  `file_sink_log` (the parquet sink's `_spark_metadata` log, when the read tasks write its files);
 - `table_files`: executor side, a batch's rows as Parquet data files;
 - pure helpers: `table_schema` (Arrow types), `paths` (folders, names), `stats` (Delta statistics),
   `compaction` (which files to combine); `location`: where files live, for pyarrow, delta-rs and pyiceberg.
@@ -21,7 +22,8 @@ from ..core.endpoint import Endpoint
 from .config import SinkConfig, sink_config
 from .target import SinkError
 
-__all__ = ["SinkConfig", "SinkError", "check", "direct_table", "session_conf", "start", "writer"]
+__all__ = ["SinkConfig", "SinkError", "check", "direct_table", "direct_write_refusal", "session_conf", "start",
+           "writer"]
 
 
 def check(args) -> SinkConfig:
@@ -47,6 +49,15 @@ def direct_table(schema, cfg: SinkConfig, endpoint: Endpoint):
     from .stream import DirectTable
 
     return DirectTable(schema, cfg, endpoint)
+
+
+def direct_write_refusal(schema, cfg: SinkConfig) -> str | None:
+    """Why Spark's file sink must write this output of the parquet sink, though `cfg.direct_writes`: a
+    column type the read tasks' Parquet writer cannot hold. None when they can (and for the tables, whose
+    own checks raise)."""
+    from .table_schema import direct_write_refusal as refusal
+
+    return refusal(schema, cfg.partition_by) if cfg.kind == "parquet" else None
 
 
 def session_conf(cfg: SinkConfig, endpoint: Endpoint) -> dict[str, str]:

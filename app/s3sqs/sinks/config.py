@@ -21,8 +21,10 @@ from .target import SinkError
 SINKS = ("parquet", "delta", "iceberg")
 CATALOGS = ("glue", "sql")           # pyiceberg's (the python writer, compact-table)
 JOB_CATALOGS = CATALOGS + ("hadoop",)  # and Spark's Hadoop catalog, for Spark's Iceberg writer run locally
-# python: delta-rs / pyiceberg commit Parquet files the executors write (no jars needed; the job's default);
-# spark: Spark's own Delta / Iceberg writers (their jars on Spark's classpath, as EMR bundles them)
+# python: delta-rs / pyiceberg (or, for parquet, the file sink's log: file_sink_log.py) commit Parquet files
+# the executors write (no jars needed; the job's default);
+# spark: Spark's own Delta / Iceberg writers (their jars on Spark's classpath, as EMR bundles them), or its
+# Parquet file sink
 TABLE_WRITERS = ("python", "spark")
 DEFAULT_TARGET_FILE_SIZE = "128m"
 MIN_TARGET_FILE_SIZE = 1 << 10
@@ -44,21 +46,25 @@ class SinkConfig(BaseModel):
     kind: str
     partition_by: tuple[str, ...] = ()
     output: str | None = None                 # parquet
+    output_location: Location | None = None   # parquet: --output, when this job can write there itself
     table: Location | None = None             # delta
     table_name: str | None = None             # iceberg, "namespace.table"
     catalog: CatalogConfig | None = None
     target_file_size: Size = Field(128 << 20, alias="--target-file-size")
     transform: str | None = None
     table_flag: str = "--table"               # delta: the flag that gave the table's location
-    table_writer: str = "python"              # delta/iceberg: TABLE_WRITERS
+    table_writer: str = "python"              # TABLE_WRITERS
     rebalance_writes: bool = False            # delta/iceberg, python writer: write after a shuffle
 
     @property
     def direct_writes(self) -> bool:
-        """Whether the read tasks write the table's files as they read (job/direct_write.py): a table through
-        the python writer, with no transform between reading and writing, unless --rebalance-writes."""
-        return (self.kind != "parquet" and self.table_writer == "python" and not self.transform
-                and not self.rebalance_writes)
+        """Whether the read tasks write the sink's files as they read (job/direct_write.py): the python
+        writer, with no transform between reading and writing, unless --rebalance-writes; for parquet, into
+        a local folder or s3:// (Hadoop's other schemes are Spark's file sink's). The job may still choose
+        Spark's file sink for a schema it cannot write (sinks.direct_write_refusal)."""
+        if self.kind == "parquet" and self.output_location is None:
+            return False
+        return self.table_writer == "python" and not self.transform and not self.rebalance_writes
 
     @field_validator("target_file_size")
     @classmethod
@@ -104,8 +110,6 @@ def sink_config(args: Any) -> SinkConfig:
             if value:
                 raise SinkError(f"{flag} applies to --sink iceberg only")
     table_writer = (getattr(args, "table_writer", None) or "python").lower()
-    if kind == "parquet" and getattr(args, "table_writer", None):
-        raise SinkError("--table-writer applies to --sink delta or iceberg; the parquet sink is Spark's file sink")
     if table_writer not in TABLE_WRITERS:
         raise SinkError(f"--table-writer {table_writer!r}: one of {', '.join(TABLE_WRITERS)}")
     rebalance = bool(getattr(args, "rebalance_writes", False))
@@ -118,7 +122,7 @@ def sink_config(args: Any) -> SinkConfig:
             raise SinkError("--table applies to --sink delta or iceberg; the parquet sink writes to --output")
         if not output:
             raise SinkError("--sink parquet needs --output, the folder the Parquet files go to")
-        fields.update(output=output)
+        fields.update(output=output, output_location=_parquet_location(output, endpoint))
         fields.pop("--target-file-size")
     elif kind == "delta":
         if not (args.table or output):
@@ -187,6 +191,15 @@ def target_file_size(text: str) -> int:
         return SinkConfig.model_validate({"kind": "delta", "--target-file-size": text}).target_file_size
     except ValidationError as e:
         raise SinkError(one_line(e, lambda loc: "--target-file-size")) from None
+
+
+def _parquet_location(text: str, endpoint: Endpoint) -> Location | None:
+    """--output as a place this job writes to itself; None for a Hadoop scheme (s3a://, hdfs://) that only
+    Spark's file sink reaches."""
+    try:
+        return Location.parse(text, "--output", endpoint)
+    except UsageError:
+        return None
 
 
 def _location(text: str, flag: str, endpoint: Endpoint) -> Location:

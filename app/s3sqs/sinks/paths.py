@@ -29,9 +29,19 @@ def escape_path_segment(text: str) -> str:
     return quote(text, safe="")
 
 
-def partition_path(columns: tuple[str, ...], values: tuple[str | None, ...]) -> str:
-    return "/".join(f"{escape_path_segment(c)}={NULL_PARTITION if v is None else escape_path_segment(v)}"
-                    for c, v in zip(columns, values))
+# What Spark's file sink escapes in a folder name (ExternalCatalogUtils.escapePathName). Its readers take
+# partition values from folder names, and decode each %XX as one character, so anything else (UTF-8
+# above all) must stay as it is.
+_SPARK_ESCAPED = frozenset(map(chr, range(1, 32))) | frozenset("\"#%'*/:=?\\\x7f{[]^")
+
+
+def spark_escape_path_segment(text: str) -> str:
+    """A partition value in a folder name, as Spark's file sink writes it."""
+    return "".join(f"%{ord(c):02X}" if c in _SPARK_ESCAPED else c for c in text)
+
+
+def partition_path(columns: tuple[str, ...], values: tuple[str | None, ...], escape=escape_path_segment) -> str:
+    return "/".join(f"{escape(c)}={NULL_PARTITION if v is None else escape(v)}" for c, v in zip(columns, values))
 
 
 def data_file_name(batch_id: int, write_id: str, task: int, attempt: int, seq: int) -> str:

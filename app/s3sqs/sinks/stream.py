@@ -1,6 +1,7 @@
 """The streaming writer into the chosen sink, and the per-batch protocol of the table sinks.
 
-For Delta and Iceberg, Spark's foreachBatch calls `TableSink` on the driver with each micro-batch:
+For Delta and Iceberg, and the parquet sink's direct writes, Spark's foreachBatch calls `TableSink` on the
+driver with each micro-batch:
 1. If the table already holds this batch for this query (Spark replays the last batch after a crash
    that came after the table commit), do nothing.
 2. Rebalance the rows by partition value into partitions of about the target file size (Spark's
@@ -8,7 +9,8 @@ For Delta and Iceberg, Spark's foreachBatch calls `TableSink` on the driver with
    (table_files.py). In a direct write (no --transform: job/direct_write.py) the read tasks have written
    them as they read, and the batch's rows are the files. Nothing is visible to readers yet: a crash here
    leaves orphan files only.
-3. Commit all the batch's files to the table in one transaction that also records (query id, batch id).
+3. Commit all the batch's files to the table in one transaction that also records (query id, batch id);
+   for the parquet sink, in the batch's entry of Spark's file sink log (file_sink_log.py).
 Spark writes its own commit log for the batch only after this returns.
 """
 from __future__ import annotations
@@ -85,11 +87,14 @@ def open_target(cfg: SinkConfig, endpoint: Endpoint) -> TableTarget:
         from .iceberg import IcebergTarget, open_catalog
         return IcebergTarget(open_catalog(cfg.catalog, endpoint), cfg.table_name, cfg.partition_by,
                              cfg.catalog.warehouse, endpoint)
+    if cfg.kind == "parquet" and cfg.output_location is not None:
+        from .file_sink_log import FileSinkLogTarget
+        return FileSinkLogTarget(cfg.output_location)
     raise SinkError(f"--sink {cfg.kind} is not a table format")
 
 
 class TableSink:
-    """foreachBatch function of the Delta and Iceberg sinks."""
+    """foreachBatch function of the Delta and Iceberg sinks, and of the parquet sink's direct writes."""
 
     def __init__(self, target: TableTarget, cfg: SinkConfig, endpoint: Endpoint, direct: bool = False):
         self.target, self.cfg, self.endpoint, self.direct = target, cfg, endpoint, direct

@@ -22,7 +22,8 @@ from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterComm
 from ..core.endpoint import Endpoint
 from ..core.units import now_ms
 from .location import Location
-from .paths import data_file_name, partition_path, partition_string, split_by_keys
+from .paths import (data_file_name, escape_path_segment, partition_path, partition_string,
+                    spark_escape_path_segment, split_by_keys)
 from .stats import FileStats
 from .table_schema import file_schema, fit_to, table_arrow_schema
 from .target import WrittenFile
@@ -193,7 +194,9 @@ class _RollingFiles:
 
     def _open(self, key: tuple) -> _OpenFile:
         values = tuple(partition_string(v) for v in key)
-        folder = partition_path(self.spec.partition_by, values)
+        # Spark's file sink: its readers take the values from the folder names.
+        escape = spark_escape_path_segment if self.spec.table_format == "parquet" else escape_path_segment
+        folder = partition_path(self.spec.partition_by, values, escape)
         name = data_file_name(self.spec.batch_id, self.spec.write_id, self.task, self.attempt, self.seq)
         self.seq += 1
         rel = f"{folder}/{name}" if folder else name

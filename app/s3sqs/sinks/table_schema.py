@@ -7,14 +7,14 @@ from pyspark.sql import types as T
 
 from .target import SinkError
 
-TABLE_FORMATS = ("delta", "iceberg")
+TABLE_FORMATS = ("delta", "iceberg", "parquet")  # parquet: a file sink's folder (file_sink_log.py)
 # Partition columns hold one value per file, spelled out in folder names and Delta's log.
 PARTITION_TYPES = (T.StringType, T.ByteType, T.ShortType, T.IntegerType, T.LongType, T.DateType, T.BooleanType)
 
 
 def table_arrow_schema(schema: T.StructType, table_format: str) -> pa.Schema:
     """The Arrow schema of the table's files for a Spark schema. Iceberg has no 8/16-bit integers, and
-    both formats store instants as UTC microseconds."""
+    every format stores instants as UTC microseconds."""
     if table_format not in TABLE_FORMATS:
         raise SinkError(f"unknown table format {table_format!r}; choose one of {', '.join(TABLE_FORMATS)}")
     return pa.schema([_arrow_field(f.name, f.dataType, f.nullable, table_format) for f in schema.fields])
@@ -50,8 +50,9 @@ def _arrow_type(name: str, t: T.DataType, fmt: str) -> pa.DataType:
 
 
 def file_schema(table_schema: pa.Schema, partition_by: tuple[str, ...], table_format: str) -> pa.Schema:
-    """Delta keeps partition values only in its log; Iceberg's add-files reads them from the file."""
-    if table_format == "delta":
+    """Delta and Spark's file sink keep partition values only in the log or folder names; Iceberg's
+    add-files reads them from the file."""
+    if table_format in ("delta", "parquet"):
         return pa.schema([f for f in table_schema if f.name not in partition_by])
     return table_schema
 
@@ -74,6 +75,17 @@ def check_partitioning(schema: T.StructType, partition_by: tuple[str, ...]) -> N
                             "partition by a string, integer, date or boolean column")
     if len(partition_by) == len(fields):
         raise SinkError("--partition-by names every output column; a table needs at least one data column")
+
+
+def direct_write_refusal(schema: T.StructType, partition_by: tuple[str, ...]) -> str | None:
+    """Why the parquet sink's files cannot be written outside Spark for this output, or None: a column type
+    or partition column type the table files cannot hold (Spark's file sink can)."""
+    try:
+        table_arrow_schema(schema, "parquet")
+        check_partitioning(schema, partition_by)
+    except SinkError as e:
+        return str(e)
+    return None
 
 
 def added_fields(have: pa.Schema, want: pa.Schema) -> list[str] | None:
