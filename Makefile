@@ -76,7 +76,7 @@ $(NODE_STAMP): package.json package-lock.json
 demo: $(STAMP) $(NODE_STAMP)
 	$(VENV)/bin/python scripts/demo.py
 
-# The whole suite on Spark 4.3 and, beside it, the Spark-driving tests again on Spark 4.0.2 (two lanes at
+# The whole suite on Spark 4.3 and, beside it, the Spark-driving tests again on Spark 4.0.2 (three lanes at
 # once: devtools/test_lanes.py; `make test-serial` runs them one after the other).
 test: $(STAMP) $(STAMP40) $(JARS_STAMP) $(NODE_STAMP)
 	$(VENV)/bin/python devtools/test_lanes.py

@@ -1,9 +1,10 @@
-"""`make test` in two lanes at once: every test on PySpark 4.3, and beside it the Spark tests again on
-PySpark 4.0.2 (EMR's version), with the chaos runs and the local-cluster tests (executors in JVMs of their
-own), which run there only. A Spark test spends much of its time waiting (JVM start-up, long polls,
-trigger intervals), so the two lanes share the machine's two cores well: the suite takes about the time
-of the longer lane instead of the sum. The 4.3 lane prints as it goes; the 4.0.2 lane's output follows
-it. Either lane failing (or finding no tests) fails the run.
+"""`make test` in three lanes at once: on PySpark 4.3 the tests that drive no Spark, and the Spark tests;
+beside them the Spark tests again on PySpark 4.0.2 (EMR's version), with the chaos runs and the
+local-cluster tests (executors in JVMs of their own), which run there only. A Spark test spends much of its
+time waiting (JVM start-up, long polls, trigger intervals), and three lanes keep the machine's two cores
+busy to the end instead of leaving one idle behind the longest lane: the suite takes about half its
+summed CPU time. The first lane prints as it goes; the others' output follows it. Any lane failing (or
+finding no tests) fails the run.
 
     python devtools/test_lanes.py [--serial] [extra pytest args...]
 """
@@ -16,14 +17,16 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+PY43, PY40 = ROOT / ".venv" / "bin" / "python", ROOT / ".venv-spark40" / "bin" / "python"
 LANES = (  # name, interpreter, pytest marker expression
-    ("PySpark 4.3, every test", ROOT / ".venv" / "bin" / "python", "not chaos and not cluster"),
-    ("PySpark 4.0.2, the Spark tests", ROOT / ".venv-spark40" / "bin" / "python", "spark or chaos or cluster"),
+    ("PySpark 4.3, the tests without Spark", PY43, "not spark and not chaos and not cluster"),
+    ("PySpark 4.3, the Spark tests", PY43, "spark and not chaos and not cluster"),
+    ("PySpark 4.0.2, the Spark, chaos and cluster tests", PY40, "spark or chaos or cluster"),
 )
 
 
 def command(python: Path, marker: str, lane: int, extra: list[str]) -> list[str]:
-    # Each lane its own temporary root: pytest keeps only its newest few and would remove the other's.
+    # Each lane its own temporary root: pytest keeps only its newest few and would remove the others'.
     return [str(python), "-m", "pytest", "-q", "-m", marker, f"--basetemp={ROOT / '.pytest-tmp' / f'lane{lane}'}",
             *extra]
 
@@ -33,32 +36,36 @@ def main(argv: list[str]) -> int:
     extra = [a for a in argv if a != "--serial"]
     started = time.monotonic()
     (ROOT / ".pytest-tmp").mkdir(exist_ok=True)
-    log = ROOT / ".pytest-tmp" / "lane2.log"
-    (name1, py1, m1), (name2, py2, m2) = LANES
-    second = None
-    if not serial:
-        print(f"==> lane 2 ({name2}) runs in the background; its output follows lane 1's", flush=True)
-        with open(log, "w") as out:
-            second = subprocess.Popen(command(py2, m2, 2, extra), cwd=ROOT, stdout=out, stderr=subprocess.STDOUT,
-                                      env=os.environ.copy())
-    print(f"==> lane 1 ({name1})", flush=True)
+    background: dict[int, tuple[subprocess.Popen, Path]] = {}
+    codes: dict[int, int] = {}
     try:
-        rc1 = subprocess.call(command(py1, m1, 1, extra), cwd=ROOT)
-        if second is None:
-            print(f"==> lane 2 ({name2})", flush=True)
-            rc2 = subprocess.call(command(py2, m2, 2, extra), cwd=ROOT)
-        else:
-            print(f"==> lane 1 done (exit {rc1}); waiting for lane 2 ({name2})", flush=True)
-            rc2 = second.wait()
-            print(f"==> lane 2 output ({name2}):", flush=True)
-            sys.stdout.write(log.read_text(errors="replace"))
+        if not serial:
+            for n, (name, python, marker) in enumerate(LANES[1:], start=2):
+                log = ROOT / ".pytest-tmp" / f"lane{n}.log"
+                print(f"==> lane {n} ({name}) runs in the background; its output follows lane 1's", flush=True)
+                with open(log, "w") as out:
+                    proc = subprocess.Popen(command(python, marker, n, extra), cwd=ROOT, stdout=out,
+                                            stderr=subprocess.STDOUT, env=os.environ.copy())
+                background[n] = (proc, log)
+        for n, (name, python, marker) in enumerate(LANES, start=1):
+            if n in background:
+                proc, log = background[n]
+                print(f"==> waiting for lane {n} ({name})", flush=True)
+                codes[n] = proc.wait()
+                print(f"==> lane {n} output ({name}):", flush=True)
+                sys.stdout.write(log.read_text(errors="replace"))
+            else:
+                print(f"==> lane {n} ({name})", flush=True)
+                codes[n] = subprocess.call(command(python, marker, n, extra), cwd=ROOT)
+            print(f"==> lane {n} exit {codes[n]} ({(time.monotonic() - started) / 60:.1f} min in)", flush=True)
     finally:
-        if second is not None and second.poll() is None:  # interrupted: stop the other lane too
-            second.terminate()
-            second.wait(30)
+        for proc, _ in background.values():  # interrupted: stop the other lanes too
+            if proc.poll() is None:
+                proc.terminate()
+                proc.wait(30)
     minutes = (time.monotonic() - started) / 60
-    print(f"==> lane 1 exit {rc1}, lane 2 exit {rc2}; {minutes:.1f} min in all", flush=True)
-    return 0 if rc1 == rc2 == 0 else 1
+    print(f"==> exits {', '.join(f'lane {n}: {c}' for n, c in codes.items())}; {minutes:.1f} min in all", flush=True)
+    return 0 if len(codes) == len(LANES) and not any(codes.values()) else 1
 
 
 if __name__ == "__main__":
