@@ -89,3 +89,14 @@ def test_a_log_of_another_version_fails_when_the_sink_opens(tmp_path):
     (tmp_path / "_spark_metadata" / "0").write_text("v7\n")
     with pytest.raises(SinkError, match="write to a new --output"):
         FileSinkLogTarget(Location(str(tmp_path))).ensure(None)
+
+
+def test_a_compaction_that_would_miss_a_batch_s_files_fails_instead(tmp_path):
+    target = FileSinkLogTarget(Location(str(tmp_path)))
+    for b in range(5):
+        target.commit([_file(tmp_path, b)], "q", b)
+    (tmp_path / "_spark_metadata" / "3").unlink()  # by hand
+    for b in range(5, 9):
+        target.commit([_file(tmp_path, b)], "q", b)
+    with pytest.raises(SinkError, match="no entry for batch 3, which compacting batch 9 needs"):
+        target.commit([_file(tmp_path, 9)], "q", 9)

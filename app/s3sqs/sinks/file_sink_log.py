@@ -113,8 +113,7 @@ class FileSinkLogTarget:
         this job cannot extend fails now, not at the first batch."""
         entries = self._entries()
         if entries:
-            newest = max(entries)
-            name = f"{newest}{COMPACT}" if entries[newest] else str(newest)
+            name = _name(max(entries), entries)
             decode(self._read(name), name)
 
     def committed_batch(self, query_id: str) -> int:
@@ -157,19 +156,22 @@ class FileSinkLogTarget:
             self._drop_before(batch_id - interval, entries)
 
     def _since_last_compaction(self, batch_id: int, interval: int, entries: dict[int, bool]) -> list[dict]:
-        first = max(0, batch_id - interval)
+        """The files of the previous compaction and of every batch since (Spark's readers would fail on a
+        missing one too, and a compaction without its files would drop them from the output)."""
         out = []
-        for b in range(first, batch_id):
-            if b in entries:
-                out += decode(self._read(entry_name(b, interval)), entry_name(b, interval))
+        for b in range(max(0, batch_id - interval), batch_id):
+            if b not in entries:
+                raise SinkError(f"{self.location.join(LOG_DIR)} has no entry for batch {b}, which compacting "
+                                f"batch {batch_id} needs; the log was changed by hand: write to a new --output")
+            out += decode(self._read(_name(b, entries)), _name(b, entries))
         return out
 
     def _drop_before(self, batch_id: int, entries: dict[int, bool]) -> None:
         """Entries before the previous compaction: no reader reads them any more, and Spark lists the log's
         folder to find its newest entry, so they would slow every batch down."""
         for b in [b for b in entries if b < batch_id]:
-            name = f"{b}{COMPACT}" if entries.pop(b) else str(b)
-            self.fs.delete_file(f"{self.log_path}/{name}")
+            self.fs.delete_file(f"{self.log_path}/{_name(b, entries)}")
+            del entries[b]
 
     def _read(self, name: str) -> bytes:
         with self.fs.open_input_stream(f"{self.log_path}/{name}") as f:
@@ -187,3 +189,8 @@ class FileSinkLogTarget:
             return
         with self.fs.open_output_stream(path) as out:  # an S3 object appears whole when its upload ends
             out.write(data)
+
+
+def _name(batch_id: int, entries: dict[int, bool]) -> str:
+    """An existing entry's file name."""
+    return f"{batch_id}{COMPACT}" if entries[batch_id] else str(batch_id)
