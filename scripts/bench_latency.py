@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """Benchmark: how long a trickle of files waits, from its upload to its rows committed in the sink.
 
-One small JSON file a second for --seconds, a 5-second trigger, a Parquet sink. This source reads them as
-S3 announces them (S3 -> SQS on the local stand-in); Spark's own file source lists a local directory
+One small JSON file a second for --seconds, a 5-second trigger, a Parquet sink (this source's as the job
+writes it: its read tasks write the files). This source reads them as S3 announces them (S3 -> SQS on the local stand-in); Spark's own file source lists a local directory
 that gets the same files (written whole, then renamed into place). The two run one after the other, in
 fresh processes, --reps times each in alternating order. A file's latency is the time from its upload
 to the commit of the sink batch that holds its rows. It prints median and p95 of both and the ratio, and
@@ -83,12 +83,18 @@ def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, buc
         from s3sqs.job.main import warm_python_workers
         from s3sqs.planning.source import register
         register(spark)
-        df = (spark.readStream.format("s3-sqs").schema(SCHEMA)
-              .options(fileFormat="json", queueUrl=queue, endpointUrl=endpoint, queueRegion="us-east-1",
-                       stateLocation=str(work / "state"), minPartitions="2").load())
+        opts = dict(fileFormat="json", queueUrl=queue, endpointUrl=endpoint, queueRegion="us-east-1",
+                    stateLocation=str(work / "state"), minPartitions="2")
+        df = spark.readStream.format("s3-sqs").schema(SCHEMA).options(**opts).load()
         warm_python_workers(spark)
-    q = (df.writeStream.format("parquet").option("path", str(work / "table"))
-         .option("checkpointLocation", str(work / "ck")).trigger(processingTime=trigger).start())
+    rows_of = None
+    if kind == "native":
+        writer = df.writeStream.format("parquet").option("path", str(work / "table"))
+    else:  # as the job writes the parquet sink (its read tasks write the files): Spark counts files, not rows
+        sys.path.insert(0, str(ROOT / "scripts"))
+        from bench_read import job_writer
+        writer, rows_of = job_writer(spark, df, opts, work, "parquet")
+    q = writer.option("checkpointLocation", str(work / "ck")).trigger(processingTime=trigger).start()
     while not q.recentProgress:  # started and ran its first (empty) trigger
         time.sleep(0.1)
     sent: dict[int, float] = {}
@@ -113,7 +119,7 @@ def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, buc
     while time.time() < deadline:
         if q.exception():
             raise SystemExit(f"{kind} failed: {q.exception()}")
-        done = sum(p["numInputRows"] for p in q.recentProgress)
+        done = sum((rows_of(p["batchId"]) or 0) if rows_of else p["numInputRows"] for p in q.recentProgress)
         if done >= seconds:
             break
         time.sleep(0.2)

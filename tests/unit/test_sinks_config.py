@@ -2,10 +2,14 @@ import argparse
 import os
 
 import pytest
+from pyspark.sql import types as T
 
-from s3sqs.sinks import SinkError
+from s3sqs.sinks import SinkError, direct_write_refusal
 from s3sqs.job.flags import OUTPUT
 from s3sqs.sinks.config import sink_config
+
+
+SCHEMA = T.StructType([T.StructField("id", T.LongType())])
 
 
 def parse(*argv, output="/data/out", partition_by=()):
@@ -83,8 +87,9 @@ def test_the_read_tasks_write_a_sink_s_files_unless_a_transform_or_the_flags_say
     assert not parse("--sink", "delta", "--rebalance-writes").direct_writes
     assert not parse("--sink", "delta", "--table-writer", "spark").direct_writes
     assert not parse("--table-writer", "spark").direct_writes  # Spark's file sink
-    assert not parse(output="s3a://bucket/out").direct_writes  # a Hadoop scheme: Spark's file sink reaches it
-    assert parse(output="s3a://bucket/out").output == "s3a://bucket/out"
+    hadoop = parse(output="s3a://bucket/out")  # a Hadoop scheme: Spark's file sink reaches it, pyarrow does not
+    assert hadoop.output == "s3a://bucket/out" and "s3:// URIs only" in direct_write_refusal(SCHEMA, hadoop)
+    assert direct_write_refusal(SCHEMA, parse()) is None and direct_write_refusal(SCHEMA, parse("--sink", "delta")) is None
     for argv in (("--rebalance-writes",), ("--sink", "delta", "--table-writer", "spark", "--rebalance-writes")):
         with pytest.raises(SinkError, match="--rebalance-writes applies to --sink delta or iceberg with the python"):
             parse(*argv)

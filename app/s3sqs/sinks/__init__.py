@@ -52,12 +52,16 @@ def direct_table(schema, cfg: SinkConfig, endpoint: Endpoint):
 
 
 def direct_write_refusal(schema, cfg: SinkConfig) -> str | None:
-    """Why Spark's file sink must write this output of the parquet sink, though `cfg.direct_writes`: a
-    column type the read tasks' Parquet writer cannot hold. None when they can (and for the tables, whose
-    own checks raise)."""
+    """Why Spark's file sink must write this output of the parquet sink, though `cfg.direct_writes`: an
+    --output in a Hadoop scheme pyarrow does not reach, or a column type the read tasks' Parquet writer
+    cannot hold. None when they can (and for the tables, whose own checks raise)."""
     from .table_schema import direct_write_refusal as refusal
 
-    return refusal(schema, cfg.partition_by) if cfg.kind == "parquet" else None
+    if cfg.kind != "parquet":
+        return None
+    if cfg.output_location is None:
+        return f"--output {cfg.output}: the read tasks write local folders and s3:// URIs only"
+    return refusal(schema, cfg.partition_by)
 
 
 def session_conf(cfg: SinkConfig, endpoint: Endpoint) -> dict[str, str]:

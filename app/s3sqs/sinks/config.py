@@ -59,11 +59,8 @@ class SinkConfig(BaseModel):
     @property
     def direct_writes(self) -> bool:
         """Whether the read tasks write the sink's files as they read (job/direct_write.py): the python
-        writer, with no transform between reading and writing, unless --rebalance-writes; for parquet, into
-        a local folder or s3:// (Hadoop's other schemes are Spark's file sink's). The job may still choose
-        Spark's file sink for a schema it cannot write (sinks.direct_write_refusal)."""
-        if self.kind == "parquet" and self.output_location is None:
-            return False
+        writer, with no transform between reading and writing, unless --rebalance-writes. For parquet the
+        job may still leave an output to Spark's file sink (sinks.direct_write_refusal)."""
         return self.table_writer == "python" and not self.transform and not self.rebalance_writes
 
     @field_validator("target_file_size")
