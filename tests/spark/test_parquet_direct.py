@@ -2,8 +2,6 @@
 reads as it reads its own file sink's: the same rows and column types, partition folders included, and one
 query's output can move between Spark's file sink and direct writes on the same checkpoint either way."""
 import json
-import os
-import sys
 
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -14,6 +12,7 @@ from s3sqs.sinks.file_sink_log import FileSinkLogTarget
 from s3sqs.sinks.location import Location
 from s3sqs.sinks.target import WrittenFile
 from tests.support.aws import bucket_to_queue
+from tests.support.parity import parity_session
 from tests.support.spark import Job
 
 pytestmark = pytest.mark.spark
@@ -25,13 +24,8 @@ PARTITIONS = ["plain", "a b", "x:y/z", "é", "", None, "100%"]
 
 @pytest.fixture(scope="module")
 def spark():
-    os.environ["PYSPARK_PYTHON"] = sys.executable
-    from pyspark.sql import SparkSession
-
-    session = (SparkSession.builder.master("local[1]").appName("s3sqs-parquet-direct")
-               .config("spark.ui.enabled", "false").config("spark.driver.bindAddress", "127.0.0.1").getOrCreate())
-    yield session
-    session.stop()
+    with parity_session("parquet-direct") as session:  # Spark's reader on the other side, as parity tests have
+        yield session
 
 
 def _rows(first_id: int) -> list[dict]:
