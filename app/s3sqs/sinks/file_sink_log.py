@@ -147,12 +147,12 @@ class FileSinkLogTarget:
         return out
 
     def _write(self, batch_id: int, statuses: list[dict], interval: int, entries: dict[int, bool]) -> None:
-        if is_compaction(batch_id, interval):
+        compaction = is_compaction(batch_id, interval)
+        if compaction:
             statuses = self._since_last_compaction(batch_id, interval, entries) + statuses
-        name = entry_name(batch_id, interval)
-        self._put(name, encode(statuses))
-        entries[batch_id] = is_compaction(batch_id, interval)
-        if is_compaction(batch_id, interval):
+        self._put(entry_name(batch_id, interval), encode(statuses))
+        entries[batch_id] = compaction
+        if compaction:
             self._drop_before(batch_id - interval, entries)
 
     def _since_last_compaction(self, batch_id: int, interval: int, entries: dict[int, bool]) -> list[dict]:
