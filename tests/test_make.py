@@ -29,6 +29,9 @@ def test_setup_announces_each_long_step_and_lets_pip_show_its_progress():
     # Spark's table writers' jars come with the 4.0.2 environment, pinned and checked; S3A's only on demand.
     assert ".venv-spark40/bin/python -m devtools.jars fetch tables" in lines
     assert not [line for line in lines if "fetch s3a" in line]
+    # Each venv gets the .pth that gives Spark's zipped pyspark bytecode.
+    for venv in (".venv", ".venv-spark40"):
+        assert f"{venv}/bin/python -m s3sqs.core.zipped_pyspark" in lines
 
 
 def test_local_stack_targets_run_the_script_with_the_documented_defaults():

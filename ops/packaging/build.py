@@ -8,7 +8,8 @@ Three artifacts, plus a manifest that `submit-job` reads:
   Spark's streaming-source runner (the Python process that plans every micro-batch) does not see
   `--py-files`, so the package must be importable by the interpreter itself. The environment below
   carries a `.pth` file that points at `./connector`, the archive's sibling in the container's
-  working directory, so driver, planner and executor processes all import the same copy.
+  working directory, so driver, planner and executor processes all import the same copy. A second
+  `.pth` gives EMR's zipped pyspark bytecode (s3sqs/core/zipped_pyspark.py).
 - `s3sqs-env-cpXY-ARCH.tar.gz`: the Python dependencies, laid out as a virtual environment for
   `spark.archives=…#environment` and `PYSPARK_PYTHON=./environment/bin/python`.
 
@@ -52,6 +53,7 @@ from installer.destinations import SchemeDictionaryDestination
 from installer.exceptions import InstallerError
 from installer.records import RecordEntry
 from installer.sources import WheelFile
+from s3sqs.core import zipped_pyspark
 from s3sqs.core.units import human_bytes
 
 from ops.cli import command
@@ -236,6 +238,7 @@ def lay_out_environment(root: Path, target: Target) -> Path:
     # site-packages is environment/lib/pythonX.Y/site-packages: four levels up is the working directory
     # where Spark also unpacks the connector archive. site.py joins and normalises this lexically.
     (site / "s3sqs-connector.pth").write_text(f"../../../../{CONNECTOR_ARCHIVE_ALIAS}\n")
+    zipped_pyspark.write_pth(str(site))  # EMR's zipped pyspark, with bytecode (s3sqs/core/zipped_pyspark.py)
     return site
 
 

@@ -74,8 +74,11 @@ def test_environment_archive_layout(built_dist, local_target):
     with tarfile.open(archive) as tar:
         cfg = tar.extractfile("pyvenv.cfg").read().decode()
         pth = tar.extractfile(f"{site}/s3sqs-connector.pth").read().decode()
+        zipped = tar.extractfile(f"{site}/s3sqs-zipped-pyspark.pth").read().decode()
     assert f"home = {local_target.python_home}" in cfg and "include-system-site-packages = false" in cfg
     assert pth.strip() == "../../../../connector"
+    assert zipped == "import s3sqs.core.zipped_pyspark as zipped; zipped.install()\n"
+    assert sorted(["s3sqs-connector.pth", "s3sqs-zipped-pyspark.pth"])[0] == "s3sqs-connector.pth"  # path first
     tops = {n.split("/")[3] for n in members if n.startswith(site + "/") and n.count("/") >= 3}
     for pkg in ("pyarrow", "rocksdict", "boto3", "botocore", "s3transfer", "dateutil", "urllib3"):
         assert pkg in tops

@@ -1,0 +1,149 @@
+"""Bytecode for Spark's zipped pyspark: every Python process Spark starts (the streaming runner, each
+planner and worker daemon, the driver under spark-submit) has $SPARK_HOME/python/lib/pyspark.zip first
+on its path. The zip holds sources only, and Python writes no bytecode into a zip, so each of those
+processes compiled pyspark anew: 0.8 s of a one-file run's every Python process, five of them on its
+critical path.
+
+`install()` unpacks each such zip once per machine and user into a private folder and puts the folder in
+the zip's place on `sys.path`. The folder's modules keep their bytecode beside them, as an installed
+package's do, even where PYTHONDONTWRITEBYTECODE is set: the first process compiles what it imports,
+the next ones load it. The same files, so the same modules. A `.pth` file in the job's environment calls it as each interpreter
+starts (make setup's venvs; ops/packaging/build.py's EMR environment); it does nothing where no such
+zip is on the path, and leaves the zip in place when the folder cannot be made.
+
+Only the standard library: it runs as every interpreter of the environment starts.
+"""
+from __future__ import annotations
+
+import marshal
+import os
+import struct
+import sys
+from importlib.machinery import SOURCE_SUFFIXES, FileFinder, SourceFileLoader
+from importlib.util import MAGIC_NUMBER, cache_from_source
+
+# Spark's zips on a Python process's path (PythonUtils.sparkPythonPaths).
+_ZIPPED = ("pyspark.zip", "py4j-")
+ENV_OFF = "S3SQS_ZIPPED_PYSPARK"  # "off": leave the zips as Spark put them
+# Sorted after s3sqs-connector.pth (ops/packaging/build.py), which puts the package on the path first.
+PTH_NAME = "s3sqs-zipped-pyspark.pth"
+PTH_LINE = "import s3sqs.core.zipped_pyspark as zipped; zipped.install()\n"
+
+
+def is_spark_zip(entry: str) -> bool:
+    name = os.path.basename(entry)
+    return name == "pyspark.zip" or (name.startswith("py4j-") and name.endswith("-src.zip"))
+
+
+def cache_root(uid: int | None = None) -> str:
+    uid = os.getuid() if uid is None else uid
+    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"s3sqs-zipped-pyspark-{uid}")
+
+
+def unpacked_name(zip_path: str, size: int, mtime_ns: int) -> str:
+    """The folder of one zip's files: its name, where it is and which version of it (size, time)."""
+    import zlib
+    where = zlib.crc32(os.path.realpath(zip_path).encode())
+    return f"{os.path.basename(zip_path)[:-4]}-{where:08x}-{size}-{mtime_ns}"
+
+
+def private_dir(path: str) -> bool:
+    """Ours and closed to others: code imported from it must be what we unpacked."""
+    st = os.lstat(path)
+    return st.st_uid == os.getuid() and not st.st_mode & 0o077 and not os.path.islink(path)
+
+
+def unpack(zip_path: str, root: str) -> str:
+    """The folder holding `zip_path`'s files under `root`, unpacked now if no process has yet."""
+    st = os.stat(zip_path)
+    target = os.path.join(root, unpacked_name(zip_path, st.st_size, st.st_mtime_ns))
+    if os.path.isdir(target):
+        return target
+    import shutil
+    import zipfile
+    partial = f"{target}.{os.getpid()}.partial"
+    with zipfile.ZipFile(zip_path) as z:
+        z.extractall(partial)
+    try:
+        os.rename(partial, target)  # atomic: a folder under its final name is whole
+    except OSError:
+        if not os.path.isdir(target):
+            raise
+        shutil.rmtree(partial, ignore_errors=True)  # another process won the race; its copy is the same
+    return target
+
+
+class _BytecodeKeepingLoader(SourceFileLoader):
+    """A source loader that keeps its bytecode whatever sys.dont_write_bytecode says: the folder is a
+    cache of ours, not the user's tree. The files are CPython's own timestamp-checked .pyc."""
+
+    def get_code(self, fullname):
+        source_path = self.get_filename(fullname)
+        st = os.stat(source_path)
+        pyc = cache_from_source(source_path)
+        header = MAGIC_NUMBER + struct.pack("<III", 0, int(st.st_mtime) & 0xFFFFFFFF, st.st_size & 0xFFFFFFFF)
+        try:
+            with open(pyc, "rb") as f:
+                data = f.read()
+            if data[:16] == header:
+                return marshal.loads(memoryview(data)[16:])
+        except (OSError, ValueError, EOFError, TypeError):
+            pass  # none yet, or unreadable: compile as below
+        code = self.source_to_code(self.get_data(source_path), source_path)
+        try:
+            os.makedirs(os.path.dirname(pyc), exist_ok=True)
+            partial = f"{pyc}.{os.getpid()}"
+            with open(partial, "wb") as f:
+                f.write(header + marshal.dumps(code))
+            os.replace(partial, pyc)
+        except OSError:
+            pass  # as CPython does when it cannot write a .pyc: the next process compiles again
+        return code
+
+
+def _path_hook(root: str):
+    """Imports from folders under `root` with the loader above; every other path is not ours."""
+    finder_for = FileFinder.path_hook((_BytecodeKeepingLoader, SOURCE_SUFFIXES))
+
+    def hook(path: str):
+        if path != root and not path.startswith(root + os.sep):
+            raise ImportError("not an unpacked Spark zip")
+        return finder_for(path)
+    hook.s3sqs_root = root
+    return hook
+
+
+def install(path: list[str] | None = None, root: str | None = None) -> list[str]:
+    """Put an unpacked folder in place of each Spark zip on `path` (sys.path); returns the folders."""
+    path = sys.path if path is None else path
+    zips = [i for i, entry in enumerate(path) if is_spark_zip(entry) and os.path.isfile(entry)]
+    if not zips or os.environ.get(ENV_OFF, "").lower() == "off":
+        return []
+    root = root or cache_root()
+    try:
+        os.makedirs(root, mode=0o700, exist_ok=True)
+        if not private_dir(root):
+            raise PermissionError(f"{root} is not private to this user; remove it")
+        folders = [unpack(path[i], root) for i in zips]
+    except OSError as e:  # a full or read-only disk: the zips still work, only slower
+        print(f"s3sqs: importing pyspark from its zip, without bytecode ({e}); set {ENV_OFF}=off to skip this",
+              file=sys.stderr)
+        return []
+    if not any(getattr(h, "s3sqs_root", None) == root for h in sys.path_hooks):
+        sys.path_hooks.insert(0, _path_hook(root))
+    for i, folder in zip(zips, folders):
+        path[i] = folder
+    return folders
+
+
+def write_pth(site_packages: str) -> str:
+    """The `.pth` file that runs `install` as each interpreter of the environment starts."""
+    path = os.path.join(site_packages, PTH_NAME)
+    with open(path, "w") as f:
+        f.write(PTH_LINE)
+    return path
+
+
+if __name__ == "__main__":  # make setup: into the environment of the interpreter that runs this
+    import sysconfig
+    print(f"wrote {write_pth(sysconfig.get_paths()['purelib'])}")
