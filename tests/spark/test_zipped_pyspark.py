@@ -22,7 +22,7 @@ def test_a_spark_worker_imports_pyspark_with_bytecode():
     finally:
         spark.stop()
     # The worker's path began with $SPARK_HOME/python/lib/pyspark.zip; its pyspark came from the folder.
-    assert where.startswith(zipped_pyspark.cache_root() + os.sep), where
+    assert where.startswith(tuple(root + os.sep for root in zipped_pyspark.cache_roots())), where
     package = Path(where).parent
     assert Path(where).parents[1].name.startswith("pyspark-")
     assert list((package / "__pycache__").glob("__init__.*.pyc"))

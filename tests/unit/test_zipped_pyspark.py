@@ -29,7 +29,7 @@ def python(tmp_path: Path, zip_path: Path, code: str, **env) -> list[str]:
     `install()` (what the .pth does; -S: without site-packages, so without the environment's own .pth)."""
     full = {k: v for k, v in os.environ.items() if k != zp.ENV_OFF}
     full.update({"PYTHONPATH": f"{zip_path}{os.pathsep}{APP}", "PYTHONDONTWRITEBYTECODE": "1",
-                 "TMPDIR": str(tmp_path), **env})
+                 "XDG_CACHE_HOME": str(tmp_path / "cache"), "TMPDIR": str(tmp_path / "tmp"), **env})
     script = f"from s3sqs.core import zipped_pyspark as z; z.install()\n{code}"
     r = subprocess.run([sys.executable, "-S", "-c", script], env=full, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -40,12 +40,16 @@ IMPORT = ("import importlib.resources, probe, probe.sub; print(probe.__file__); 
           "print(importlib.resources.files('probe').joinpath('data.json').read_text())")
 
 
+def roots(tmp_path: Path) -> tuple[Path, Path]:
+    """The user's cache and the temporary directory's fallback, as python() sets them."""
+    return tmp_path / "cache" / "s3sqs" / "zipped-pyspark", tmp_path / "tmp" / f"s3sqs-zipped-pyspark-{os.getuid()}"
+
+
 def test_a_spark_zip_is_imported_from_an_unpacked_folder_with_bytecode(tmp_path):
     zip_path = make_zip(tmp_path / "spark" / "python" / "lib" / "pyspark.zip")
     first = python(tmp_path, zip_path, IMPORT)
-    root = zp.cache_root()
     folder = Path(first[0]).parents[1]
-    assert first[0].startswith(str(tmp_path / Path(root).name)) and first[1:] == ["1 1", '{"kind": "resource"}']
+    assert folder.parent == roots(tmp_path)[0] and first[1:] == ["1 1", '{"kind": "resource"}']
     assert folder.parent.stat().st_mode & 0o777 == 0o700
     pyc = sorted((folder / "probe" / "__pycache__").glob("*.pyc"))
     assert [p.name.split(".")[0] for p in pyc] == ["__init__", "sub"]  # written though PYTHONDONTWRITEBYTECODE=1
@@ -83,21 +87,24 @@ def test_py4j_zip_is_unpacked_too():
 
 def test_a_root_others_can_write_is_refused_and_the_zip_still_works(tmp_path):
     zip_path = make_zip(tmp_path / "lib" / "pyspark.zip")
-    root = tmp_path / Path(zp.cache_root()).name
-    root.mkdir(mode=0o777)
-    os.chmod(root, 0o777)
+    home, tmp = roots(tmp_path)
+    home.mkdir(parents=True)
+    os.chmod(home, 0o777)
+    out = python(tmp_path, zip_path, IMPORT)  # the temporary directory's root instead
+    assert Path(out[0]).parents[2] == tmp and out[1] == "1 1" and not [ln for ln in out if ln.startswith("stderr")]
+    os.chmod(tmp, 0o777)
     out = python(tmp_path, zip_path, IMPORT)
     assert out[0] == str(zip_path / "probe" / "__init__.py") and out[1] == "1 1"
     warning = [line for line in out if line.startswith("stderr: ")]
-    assert len(warning) == 1 and "not private to this user" in warning[0] and zp.ENV_OFF in warning[0]
-    assert list(root.iterdir()) == []
+    assert len(warning) == 1 and warning[0].count("not private to this user") == 2 and zp.ENV_OFF in warning[0]
+    assert list(home.iterdir()) == []
 
 
 def test_it_can_be_turned_off(tmp_path):
     zip_path = make_zip(tmp_path / "lib" / "pyspark.zip")
     out = python(tmp_path, zip_path, IMPORT, **{zp.ENV_OFF: "off"})
     assert out[0] == str(zip_path / "probe" / "__init__.py")
-    assert not (tmp_path / Path(zp.cache_root()).name).exists()
+    assert not any(root.exists() for root in roots(tmp_path))
 
 
 def test_two_processes_unpacking_at_once_share_the_winners_folder(tmp_path, monkeypatch):

@@ -4,12 +4,13 @@ on its path. The zip holds sources only, and Python writes no bytecode into a zi
 processes compiled pyspark anew: 0.8 s of a one-file run's every Python process, five of them on its
 critical path.
 
-`install()` unpacks each such zip once per machine and user into a private folder and puts the folder in
-the zip's place on `sys.path`. The folder's modules keep their bytecode beside them, as an installed
-package's do, even where PYTHONDONTWRITEBYTECODE is set: the first process compiles what it imports,
-the next ones load it. The same files, so the same modules. A `.pth` file in the job's environment calls it as each interpreter
-starts (make setup's venvs; ops/packaging/build.py's EMR environment); it does nothing where no such
-zip is on the path, and leaves the zip in place when the folder cannot be made.
+`install()` unpacks each such zip once per machine and user into a private folder (~/.cache/s3sqs/
+zipped-pyspark, else under $TMPDIR) and puts the folder in the zip's place on `sys.path`. Its modules
+keep their bytecode beside them, as an installed package's do, even where PYTHONDONTWRITEBYTECODE is
+set: the first process compiles what it imports, the next ones load it. The same files, so the same
+modules. A `.pth` file in the job's environment calls it as each interpreter starts (make setup's
+venvs; ops/packaging/build.py's EMR environment). It does nothing where no such zip is on the path, and
+leaves the zip in place when no folder can be made.
 
 Only the standard library: it runs as every interpreter of the environment starts.
 """
@@ -35,9 +36,12 @@ def is_spark_zip(entry: str) -> bool:
     return name == "pyspark.zip" or (name.startswith("py4j-") and name.endswith("-src.zip"))
 
 
-def cache_root(uid: int | None = None) -> str:
-    uid = os.getuid() if uid is None else uid
-    return os.path.join(os.environ.get("TMPDIR") or "/tmp", f"s3sqs-zipped-pyspark-{uid}")
+def cache_roots() -> list[str]:
+    """Where the folders may go, in order: the user's cache (no cleaner ages files out of it under a
+    stream that runs for weeks), else the temporary directory (a container without a home)."""
+    home = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    tmp = os.path.join(os.environ.get("TMPDIR") or "/tmp", f"s3sqs-zipped-pyspark-{os.getuid()}")
+    return [os.path.join(home, "s3sqs", "zipped-pyspark"), tmp]
 
 
 def unpacked_name(zip_path: str, size: int, mtime_ns: int) -> str:
@@ -119,15 +123,19 @@ def install(path: list[str] | None = None, root: str | None = None) -> list[str]
     zips = [i for i, entry in enumerate(path) if is_spark_zip(entry) and os.path.isfile(entry)]
     if not zips or os.environ.get(ENV_OFF, "").lower() == "off":
         return []
-    root = root or cache_root()
-    try:
-        os.makedirs(root, mode=0o700, exist_ok=True)
-        if not private_dir(root):
-            raise PermissionError(f"{root} is not private to this user; remove it")
-        folders = [unpack(path[i], root) for i in zips]
-    except OSError as e:  # a full or read-only disk: the zips still work, only slower
-        print(f"s3sqs: importing pyspark from its zip, without bytecode ({e}); set {ENV_OFF}=off to skip this",
-              file=sys.stderr)
+    problems = []
+    for root in [root] if root else cache_roots():
+        try:
+            os.makedirs(root, mode=0o700, exist_ok=True)
+            if not private_dir(root):
+                raise PermissionError(f"{root} is not private to this user; remove it")
+            folders = [unpack(path[i], root) for i in zips]
+            break
+        except OSError as e:  # no home, a full or read-only disk: the next place, else the zips as they are
+            problems.append(str(e))
+    else:
+        print(f"s3sqs: importing pyspark from its zip, without bytecode ({'; '.join(problems)}); set "
+              f"{ENV_OFF}=off to skip this", file=sys.stderr)
         return []
     if not any(getattr(h, "s3sqs_root", None) == root for h in sys.path_hooks):
         sys.path_hooks.insert(0, _path_hook(root))
