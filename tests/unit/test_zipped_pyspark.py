@@ -10,6 +10,8 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
 from s3sqs.core import zipped_pyspark as zp
 
 APP = Path(__file__).resolve().parents[2] / "app"
@@ -78,7 +80,7 @@ def test_a_new_zip_gets_a_new_folder_and_other_zips_stay(tmp_path):
     assert python(tmp_path, other, IMPORT)[0] == str(other / "probe" / "__init__.py")
 
 
-def test_py4j_zip_is_unpacked_too():
+def test_which_zips_are_sparks():
     assert zp.is_spark_zip("/opt/spark/python/lib/py4j-0.10.9.9-src.zip")
     assert zp.is_spark_zip("/opt/spark/python/lib/pyspark.zip")
     assert not zp.is_spark_zip("/opt/spark/python/lib/py4j-0.10.9.9.jar")
@@ -98,6 +100,22 @@ def test_a_root_others_can_write_is_refused_and_the_zip_still_works(tmp_path):
     warning = [line for line in out if line.startswith("stderr: ")]
     assert len(warning) == 1 and warning[0].count("not private to this user") == 2 and zp.ENV_OFF in warning[0]
     assert list(home.iterdir()) == []
+
+
+def test_a_failed_unpack_leaves_no_partial_copy_and_says_why(tmp_path):
+    zip_path = tmp_path / "lib" / "pyspark.zip"
+    zip_path.parent.mkdir()
+    with zipfile.ZipFile(zip_path, "w", compression=zipfile.ZIP_STORED) as z:
+        z.writestr("probe/__init__.py", "VALUE = 1\n")
+    data = zip_path.read_bytes()
+    zip_path.write_bytes(data.replace(b"VALUE = 1", b"VALUE = 7"))  # the member no longer matches its CRC
+    root = tmp_path / "root"
+    root.mkdir()
+    with pytest.raises(zipfile.BadZipFile):
+        zp.unpack(str(zip_path), str(root))
+    assert list(root.iterdir()) == []
+    out = python(tmp_path, zip_path, "print('started')")  # the interpreter still starts, and says why
+    assert out[0] == "started" and "Bad CRC-32" in out[1] and out[1].startswith("stderr: s3sqs: importing pyspark")
 
 
 def test_it_can_be_turned_off(tmp_path):

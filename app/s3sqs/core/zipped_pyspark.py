@@ -18,13 +18,12 @@ from __future__ import annotations
 
 import marshal
 import os
+import stat
 import struct
 import sys
 from importlib.machinery import SOURCE_SUFFIXES, FileFinder, SourceFileLoader
 from importlib.util import MAGIC_NUMBER, cache_from_source
 
-# Spark's zips on a Python process's path (PythonUtils.sparkPythonPaths).
-_ZIPPED = ("pyspark.zip", "py4j-")
 ENV_OFF = "S3SQS_ZIPPED_PYSPARK"  # "off": leave the zips as Spark put them
 # Sorted after s3sqs-connector.pth (ops/packaging/build.py), which puts the package on the path first.
 PTH_NAME = "s3sqs-zipped-pyspark.pth"
@@ -32,6 +31,7 @@ PTH_LINE = "import s3sqs.core.zipped_pyspark as zipped; zipped.install()\n"
 
 
 def is_spark_zip(entry: str) -> bool:
+    """One of the zips Spark puts on its Python processes' path (PythonUtils.sparkPythonPaths)."""
     name = os.path.basename(entry)
     return name == "pyspark.zip" or (name.startswith("py4j-") and name.endswith("-src.zip"))
 
@@ -53,8 +53,8 @@ def unpacked_name(zip_path: str, size: int, mtime_ns: int) -> str:
 
 def private_dir(path: str) -> bool:
     """Ours and closed to others: code imported from it must be what we unpacked."""
-    st = os.lstat(path)
-    return st.st_uid == os.getuid() and not st.st_mode & 0o077 and not os.path.islink(path)
+    st = os.lstat(path)  # a symlink is not a folder of ours
+    return stat.S_ISDIR(st.st_mode) and st.st_uid == os.getuid() and not st.st_mode & 0o077
 
 
 def unpack(zip_path: str, root: str) -> str:
@@ -66,8 +66,12 @@ def unpack(zip_path: str, root: str) -> str:
     import shutil
     import zipfile
     partial = f"{target}.{os.getpid()}.partial"
-    with zipfile.ZipFile(zip_path) as z:
-        z.extractall(partial)
+    try:
+        with zipfile.ZipFile(zip_path) as z:
+            z.extractall(partial)
+    except BaseException:
+        shutil.rmtree(partial, ignore_errors=True)  # a full disk leaves no half copy behind
+        raise
     try:
         os.rename(partial, target)  # atomic: a folder under its final name is whole
     except OSError:
@@ -131,8 +135,8 @@ def install(path: list[str] | None = None, root: str | None = None) -> list[str]
                 raise PermissionError(f"{root} is not private to this user; remove it")
             folders = [unpack(path[i], root) for i in zips]
             break
-        except OSError as e:  # no home, a full or read-only disk: the next place, else the zips as they are
-            problems.append(str(e))
+        except Exception as e:  # no home, a full disk, a damaged zip: the next place, else the zips as they are
+            problems.append(f"{root}: {e}")
     else:
         print(f"s3sqs: importing pyspark from its zip, without bytecode ({'; '.join(problems)}); set "
               f"{ENV_OFF}=off to skip this", file=sys.stderr)
