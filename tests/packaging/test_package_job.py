@@ -78,7 +78,9 @@ def test_environment_archive_layout(built_dist, local_target):
     assert f"home = {local_target.python_home}" in cfg and "include-system-site-packages = false" in cfg
     assert pth.strip() == "../../../../connector"
     assert zipped == "import s3sqs.core.zipped_pyspark as zipped; zipped.install()\n"
-    assert sorted(["s3sqs-connector.pth", "s3sqs-zipped-pyspark.pth"])[0] == "s3sqs-connector.pth"  # path first
+    # site.py reads .pth files in name order: the connector's path first, then the import that needs it.
+    assert sorted(n.rsplit("/", 1)[1] for n in members if n.endswith(".pth")) == ["s3sqs-connector.pth",
+                                                                                 "s3sqs-zipped-pyspark.pth"]
     tops = {n.split("/")[3] for n in members if n.startswith(site + "/") and n.count("/") >= 3}
     for pkg in ("pyarrow", "rocksdict", "boto3", "botocore", "s3transfer", "dateutil", "urllib3"):
         assert pkg in tops
