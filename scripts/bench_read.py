@@ -195,10 +195,11 @@ def job_writer(spark, df, options: dict, out: Path, sink: str):
                  output=None if delta else str(out / "table"), rebalance_writes=sink == "delta-rebalanced",
                  table_writer="spark" if sink == "parquet-spark" else None, partition_by=(),
                  target_file_size=None, transform=None, catalog=None, catalog_uri=None, warehouse=None)
-    cfg = sinks.check(SimpleNamespace(**flags))
-    if not cfg.direct_writes:
-        return sinks.writer(df, cfg, Endpoint()), None
-    return direct_write.stream_writer(spark, options, df.schema, cfg, Endpoint())
+    writer, rows_of, refusal = direct_write.query_writer(spark, options, df, sinks.check(SimpleNamespace(**flags)),
+                                                         Endpoint())
+    if refusal:  # the benchmark's columns are always the read tasks' to write
+        raise SystemExit(f"bench_read: the read tasks cannot write {sink}: {refusal}")
+    return writer, rows_of
 
 
 # ------------------------------------------------------------------------------------ orchestrator

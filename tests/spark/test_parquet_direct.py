@@ -91,3 +91,31 @@ def test_spark_reads_a_log_compacted_here_and_no_orphan_file(spark, tmp_path):
         target.commit(files, "q", batch)
     got = sorted(r.v for r in spark.read.parquet(str(tmp_path)).collect())
     assert got == sorted(b * 10 + n for b in range(13) if b != 9 for n in range(2))
+
+
+def test_one_function_decides_who_writes_the_files_and_says_why_not(spark, moto_endpoint, tmp_path):
+    from types import SimpleNamespace
+
+    from s3sqs import sinks
+    from s3sqs.config.options import job_source_options
+    from s3sqs.core.endpoint import Endpoint
+    from s3sqs.job.direct_write import query_writer
+    from s3sqs.planning.source import register
+
+    register(spark)
+    w = bucket_to_queue(moto_endpoint)
+    options = job_source_options("json", w.queue_url, str(tmp_path / "ck"), {}, "us-east-1", w.endpoint, None)
+    df = spark.readStream.format("s3-sqs").options(**options).schema("id LONG, p STRING").load()
+
+    def decide(output: str, **flags):
+        cfg = sinks.check(SimpleNamespace(**{
+            "sink": "parquet", "table": None, "output": output, "rebalance_writes": False, "table_writer": None,
+            "partition_by": (), "target_file_size": None, "transform": None, "catalog": None, "catalog_uri": None,
+            "warehouse": None, **flags}))
+        writer, rows_of, refusal = query_writer(spark, options, df, cfg, Endpoint(w.endpoint, "us-east-1"))
+        return rows_of is not None, refusal
+
+    assert decide(str(tmp_path / "direct")) == (True, None)
+    assert decide(str(tmp_path / "spark"), table_writer="spark") == (False, None)  # asked for: no reason to give
+    direct, refusal = decide("s3a://bucket/out")  # direct writes asked for, and refused by the output
+    assert not direct and "--output s3a://bucket/out: the read tasks write local folders and s3:// URIs only" == refusal

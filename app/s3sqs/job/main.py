@@ -148,19 +148,13 @@ def run_query(spark, args: argparse.Namespace, raw_options: dict[str, str], sche
         if not args.transform:
             pf.check_columns("--partition-by", args.partition_by, df.columns)
     interval_ms = int(parse_duration_seconds(args.trigger_interval or DEFAULT_TRIGGER_INTERVAL, None) * 1000)
-    rows_of, direct = None, sink.direct_writes
-    refusal = sinks.direct_write_refusal(df.schema, sink) if direct else None
+    writer, rows_of, refusal = direct_write.query_writer(spark, raw_options, df, sink, opts.endpoint)
     if refusal:
         print(f"[job] Spark's file sink writes this output; the read tasks cannot: {refusal}", flush=True)
-        direct = False
-    if direct:  # the read tasks write the sink's files (job/direct_write.py)
-        writer, rows_of = direct_write.stream_writer(spark, raw_options, df.schema, sink, opts.endpoint)
-    else:
-        writer = sinks.writer(df, sink, opts.endpoint)
     writer = (writer.option("checkpointLocation", args.checkpoint).queryName(args.name)
               .trigger(processingTime=f"{interval_ms} milliseconds"))
     query = sinks.start(writer, sink)
-    how = " (files written by the read tasks)" if direct else ""
+    how = " (files written by the read tasks)" if rows_of is not None else ""
     print(f"[job] query {args.name} started: {args.queue_url} -> {sink.describe()}{how}", flush=True)
 
     check = CompletionCheck(opts, args.checkpoint)
