@@ -57,11 +57,9 @@ $(STAMP40): pyproject.toml
 	touch $@
 	@echo "==> setup 2/4 done: $(VENV40)"
 
-$(VENV)/$(ZIPPED): app/s3sqs/core/zipped_pyspark.py $(STAMP)
-	$(VENV)/bin/python -m s3sqs.core.zipped_pyspark
-
-$(VENV40)/$(ZIPPED): app/s3sqs/core/zipped_pyspark.py $(STAMP40)
-	$(VENV40)/bin/python -m s3sqs.core.zipped_pyspark
+# One rule for both venvs: the stem is the venv.
+%/$(ZIPPED): app/s3sqs/core/zipped_pyspark.py %/.installed
+	$*/bin/python -m s3sqs.core.zipped_pyspark
 
 # Spark's own Delta 4.0.0 and Iceberg 1.10.1 writers for $(VENV40) (Spark 4.0 / Scala 2.13 builds, the
 # versions emr-spark-8.0.0 bundles), from Maven Central into ~/.cache/s3sqs/jars, each checked against the
