@@ -59,7 +59,7 @@ $(STAMP40): pyproject.toml
 
 # One rule for both venvs: the stem is the venv.
 %/$(ZIPPED): app/s3sqs/core/zipped_pyspark.py %/.installed
-	$*/bin/python -m s3sqs.core.zipped_pyspark
+	$*/bin/python -c 'import sysconfig, s3sqs.core.zipped_pyspark as z; print("wrote", z.write_pth(sysconfig.get_paths()["purelib"]))'
 
 # Spark's own Delta 4.0.0 and Iceberg 1.10.1 writers for $(VENV40) (Spark 4.0 / Scala 2.13 builds, the
 # versions emr-spark-8.0.0 bundles), from Maven Central into ~/.cache/s3sqs/jars, each checked against the

@@ -31,7 +31,8 @@ def test_setup_announces_each_long_step_and_lets_pip_show_its_progress():
     assert not [line for line in lines if "fetch s3a" in line]
     # Each venv gets the .pth that gives Spark's zipped pyspark bytecode.
     for venv in (".venv", ".venv-spark40"):
-        assert f"{venv}/bin/python -m s3sqs.core.zipped_pyspark" in lines
+        assert (f"{venv}/bin/python -c 'import sysconfig, s3sqs.core.zipped_pyspark as z; "
+                """print("wrote", z.write_pth(sysconfig.get_paths()["purelib"]))'""") in lines
 
 
 def test_local_stack_targets_run_the_script_with_the_documented_defaults():

@@ -149,13 +149,9 @@ def install(path: list[str] | None = None, root: str | None = None) -> list[str]
 
 
 def write_pth(site_packages: str) -> str:
-    """The `.pth` file that runs `install` as each interpreter of the environment starts."""
+    """The `.pth` file that runs `install` as each interpreter of the environment starts (make setup
+    calls this in each venv; ops/packaging/build.py in the EMR environment)."""
     path = os.path.join(site_packages, PTH_NAME)
     with open(path, "w") as f:
         f.write(PTH_LINE)
     return path
-
-
-if __name__ == "__main__":  # make setup: into the environment of the interpreter that runs this
-    import sysconfig
-    print(f"wrote {write_pth(sysconfig.get_paths()['purelib'])}")
