@@ -2,11 +2,12 @@
 """Benchmark: how long a trickle of files waits, from its upload to its rows committed in the sink.
 
 One small JSON file a second for --seconds, a 5-second trigger, a Parquet sink (this source's as the job
-writes it: its read tasks write the files). This source reads them as S3 announces them (S3 -> SQS on
-the local stand-in); Spark's own file source lists a local directory that gets the same files (written whole, then renamed into place). The two run one after the other, in
-fresh processes, --reps times each in alternating order. A file's latency is the time from its upload
-to the commit of the sink batch that holds its rows. It prints median and p95 of both and the ratio, and
-the median time of each phase of a batch on either side (Spark's durationMs).
+writes it: its read tasks write the files). This source reads them as S3 announces them (S3 -> SQS on the
+local stand-in); Spark's own file source lists a local directory that gets the same files (written whole,
+then renamed into place). The two run one after the other, in fresh processes, --reps times each in
+alternating order. A file's latency is the time from its upload to the commit of the sink batch that
+holds its rows. It prints median and p95 of both and the ratio, and the median time of each phase of a
+batch on either side (Spark's durationMs).
 
 Uploads fall at phases spread evenly over the second (file i at i + frac(0.5 + i * 0.618) s), so over the
 trigger interval too. Spark fires a trigger at whole multiples of its interval: an upload at the very
