@@ -1,8 +1,9 @@
 """`make test` in three lanes at once: on PySpark 4.3 the tests that drive no Spark, and the Spark tests;
 beside them the Spark tests again on PySpark 4.0.2 (EMR's version), with the chaos runs and the
-local-cluster tests (executors in JVMs of their own), which run there only. A Spark test spends much of its
-time waiting (JVM start-up, long polls, trigger intervals), and three lanes keep the machine's two cores
-busy to the end instead of leaving one idle behind the longest lane: the suite takes about half its
+local-cluster tests (executors in JVMs of their own), which run there only. The tests of dist/ share one
+build of it (a minute of gzip), so they run in one lane: the Spark tests' on 4.3. A Spark test spends much
+of its time waiting (JVM start-up, long polls, trigger intervals), and three lanes keep the machine's two
+cores busy to the end instead of leaving one idle behind the longest lane: the suite takes about half its
 summed CPU time. The first lane prints as it goes; the others' output follows it. Any lane failing (or
 finding no tests) fails the run.
 
@@ -19,8 +20,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 PY43, PY40 = ROOT / ".venv" / "bin" / "python", ROOT / ".venv-spark40" / "bin" / "python"
 LANES = (  # name, interpreter, pytest marker expression
-    ("PySpark 4.3, the tests without Spark", PY43, "not spark and not chaos and not cluster"),
-    ("PySpark 4.3, the Spark tests", PY43, "spark and not chaos and not cluster"),
+    ("PySpark 4.3, the tests without Spark or dist/", PY43, "not spark and not chaos and not cluster and not dist"),
+    ("PySpark 4.3, the Spark tests and dist/'s", PY43, "(spark or dist) and not chaos and not cluster"),
     ("PySpark 4.0.2, the Spark, chaos and cluster tests", PY40, "spark or chaos or cluster"),
 )
 

@@ -5,7 +5,7 @@ import argparse
 from pathlib import Path
 
 from ops import cli
-from ops.packaging.build import DEFAULT_DIST, DEFAULT_WHEEL_CACHE, build, report
+from ops.packaging.build import DEFAULT_COMPRESS_LEVEL, DEFAULT_DIST, DEFAULT_WHEEL_CACHE, build, report
 from ops.packaging.target import ARCHES, DEFAULT_GLIBC, DEFAULT_PYTHON_HOME, EMR_ARCHES, PYTHON_VERSIONS, Target, arch_for
 
 PROG = "package-job"
@@ -26,10 +26,20 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--transform-module", type=Path, action="append", default=[], metavar="PATH",
                    help="the module of the job's --transform (a .py file or a package folder), shipped inside the "
                         "connector archive; repeatable")
+    p.add_argument("--compress-level", type=_level, default=DEFAULT_COMPRESS_LEVEL, metavar="{1..9}",
+                   help=f"gzip level of the environment archive (default {DEFAULT_COMPRESS_LEVEL}); 1 writes it in "
+                        "about half the time, some 12%% bigger, for a build you will not upload")
     p.add_argument("--wheel-cache", type=Path, default=DEFAULT_WHEEL_CACHE,
                    help="downloaded wheels are kept here (default build/wheel-cache/)")
     cli.add_debug_arg(p)
     return p
+
+
+def _level(text: str) -> int:
+    if text not in {str(n) for n in range(1, 10)}:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a gzip level; give a whole number from 1 (fastest) to 9 "
+                                         "(smallest)")
+    return int(text)
 
 
 _ARCH_CHOICE = cli.choice("a CPU architecture", ARCHES + tuple(EMR_ARCHES), fold=str.lower)
@@ -54,7 +64,7 @@ def target_arch(args) -> str:
 
 def _command(args) -> int:
     result = build(Target(args.python, target_arch(args), args.glibc, args.python_home), args.dist, args.wheel_cache,
-                   transform_modules=tuple(args.transform_module))
+                   compresslevel=args.compress_level, transform_modules=tuple(args.transform_module))
     print(report(result))
     return 0
 

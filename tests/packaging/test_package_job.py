@@ -13,7 +13,11 @@ from pathlib import Path
 import pytest
 
 from ops.packaging import PackagingError, build, target
+from ops.packaging.cli import main as package_job
 from ops.packaging.lock import PINS
+from tests.packaging.conftest import FAST
+
+pytestmark = pytest.mark.dist
 
 REPO = Path(__file__).resolve().parents[2]
 EM_X86_64, EM_AARCH64 = 62, 183
@@ -110,7 +114,7 @@ def test_connector_zip_and_manifest(built_dist, local_target):
 def test_cross_build_for_aarch64_python312(tmp_path):
     """No Docker and no emulator: the aarch64 wheels from the registry are unpacked as they are."""
     # gzip's fastest level: what is checked here is the layout; levels change only the time and size.
-    result = build.build(target.Target("3.12", "aarch64"), dist=tmp_path / "dist", compresslevel=1)
+    result = build.build(target.Target("3.12", "aarch64"), dist=tmp_path / "dist", compresslevel=FAST)
     archive = result.dist / "s3sqs-env-cp312-aarch64.tar.gz"
     with tarfile.open(archive) as tar:
         names = tar.getnames()
@@ -128,7 +132,7 @@ def test_cli_rebuild_is_byte_identical_and_prints_sizes(built_dist, tmp_path):
     out = subprocess.run(
         [str(Path(sys.executable).parent / "package-job"), "--dist", str(tmp_path / "d"),
          "--python-home", built_dist.target.python_home, "--arch", built_dist.target.arch,
-         "--python", built_dist.target.python],
+         "--python", built_dist.target.python, "--compress-level", str(FAST)],
         capture_output=True, text=True, timeout=300,
     )
     assert out.returncode == 0, out.stderr
@@ -151,6 +155,15 @@ def test_missing_dist_and_bad_target_are_explained(tmp_path):
                          capture_output=True, text=True)
     assert bad.returncode == 2 and "argument --arch: 'sparc' is not a CPU architecture; one of: x86_64, aarch64" \
         in bad.stderr
+
+
+@pytest.mark.parametrize("level", ["0", "10", "6.5", "fast"])
+def test_a_compress_level_gzip_has_not_is_refused_naming_the_range(level, capsys, tmp_path):
+    with pytest.raises(SystemExit) as e:
+        package_job(["--compress-level", level, "--dist", str(tmp_path)])
+    assert e.value.code == 2 and f"{level!r} is not a gzip level; give a whole number from 1 (fastest) to 9" \
+        in capsys.readouterr().err
+    assert not any(tmp_path.iterdir())
 
 
 def test_progress_reports_each_further_tenth_once():

@@ -44,6 +44,8 @@ from tests.support.spark import only_on_newest_spark
 from devtools.local_aws import FAKE_ENV
 from devtools.local_spark import spark_home  # this environment's PySpark (4.3 or 4.0.2)
 
+pytestmark = pytest.mark.dist
+
 CONSUMER = "ingest"
 ROWS_PER_FILE = 50
 FILES = 3

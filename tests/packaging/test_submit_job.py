@@ -24,6 +24,8 @@ from ops.emr import request as emr_request
 from ops.stack_outputs import load_outputs
 from tests.packaging.conftest import REGION
 
+pytestmark = pytest.mark.dist
+
 REPO = Path(__file__).resolve().parents[2]
 CONSUMER = "analytics"
 SCHEMA = "id LONG, name STRING"
