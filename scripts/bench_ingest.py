@@ -5,11 +5,13 @@ Locally, moto's SQS and S3 speed bounds everything, so an absolute files/s figur
 script uploads the same files to two fresh bucket -> queue pairs, then:
 - ceiling: a bare boto3 consumer, as parallel as the source (receive 10 at a time, GET every object,
   parse it with pyarrow, delete the messages), with no Spark and no state;
-- connector: app/job.py --until-drained, timed from its first planned batch to its last commit.
+- connector: app/job.py --until-drained, timed from the source's start (it opens its state, then
+  receives) to its last commit.
 It prints both times, their ratio (1.0 = the connector is as fast as moto allows), and what each paid in
 SQS calls (receive + delete + visibility) per file; --reps runs alternate their order. For each run it
 prints where the connector's time went: receiving until its first plan, then each batch (its planning
-included).
+included). It also prints the CPU time moto's process spent serving each side: moto's Python serves one
+request at a time, so no consumer making the same requests can take less time than that.
 """
 from __future__ import annotations
 
@@ -54,6 +56,12 @@ def upload(s3, bucket: str, files: int, rows: int) -> None:
         s3.put_object(Bucket=bucket, Key=f"bench/part-{i:05d}.json", Body=body.encode())
     with ThreadPoolExecutor(8) as pool:
         list(pool.map(put, range(files)))
+
+
+def cpu_seconds(pid: int) -> float:
+    """User and system CPU time of a process so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
 def ceiling(s3, sqs, queue_url: str, files: int, concurrency: int) -> tuple[float, int, int]:
@@ -153,18 +161,27 @@ def main(argv=None) -> int:
             upload(s3a, bucket_a, args.files, args.rows)
             upload(s3b, bucket_b, args.files, args.rows)
             first_ceiling = rep % 2 == 0
+            moto = server.process.pid
             if first_ceiling:
+                m0 = cpu_seconds(moto)
                 c_secs, c_rows, c_calls = ceiling(s3a, sqs_a, qa, args.files, args.concurrency)
+                c_moto = cpu_seconds(moto) - m0
+            m0 = cpu_seconds(moto)
             window, wall, rows, calls = connector(server.endpoint_url, qb, work, args.max_files_per_trigger)
+            j_moto = cpu_seconds(moto) - m0
             if not first_ceiling:
+                m0 = cpu_seconds(moto)
                 c_secs, c_rows, c_calls = ceiling(s3a, sqs_a, qa, args.files, args.concurrency)
+                c_moto = cpu_seconds(moto) - m0
             if rows != args.files * args.rows or c_rows != rows:
                 raise SystemExit(f"row counts differ: ceiling {c_rows}, connector {rows}, "
                                  f"expected {args.files * args.rows}")
-            results.append((c_secs, window, wall, c_calls, calls))
+            results.append((c_secs, window, wall, c_calls, calls, c_moto, j_moto))
             print(f"  run {rep + 1}: ceiling {c_secs:5.1f} s, connector {window:5.1f} s (job {wall:.0f} s with "
                   f"Spark start-up); time ratio {window / c_secs:.2f}\n"
-                  f"         the connector's window: {where_time_went(work / 'job.log')}", flush=True)
+                  f"         the connector's window: {where_time_went(work / 'job.log')}\n"
+                  f"         moto's CPU: {c_moto:.1f} s serving the ceiling ({c_moto / c_secs:.0%} of its time), "
+                  f"{j_moto:.1f} s serving the whole job", flush=True)
         c_secs = statistics.median(r[0] for r in results)
         window = statistics.median(r[1] for r in results)
         ratios = sorted(r[1] / r[0] for r in results)
@@ -175,6 +192,9 @@ def main(argv=None) -> int:
               f"{statistics.median(r[4] for r in results) / args.files:15.3f}")
         print(f"connector time / ceiling time: {statistics.median(ratios):.2f} (runs: "
               f"{', '.join(f'{r:.2f}' for r in ratios)}); load average now {os.getloadavg()[0]:.1f}")
+        floor = statistics.median(r[5] / r[0] for r in results)
+        print(f"moto's CPU for the ceiling's requests / ceiling time: {floor:.2f}: a consumer making the same "
+              f"requests (the job makes them, and its start-up's) cannot take less time than that here")
     return 0
 
 

@@ -32,3 +32,16 @@ def test_a_log_without_the_source_line_is_named(bench, tmp_path):
     log.write_text("[job] batch 0: 1 files, 1 rows in 1.0 s (1 rows/s); planning 1 ms\n")
     with pytest.raises(SystemExit, match="no 's3-sqs source on' line"):
         bench.logged_at(bench.log_lines(log), "s3-sqs source on", log)
+
+
+def test_cpu_seconds_counts_what_a_process_spends_and_not_its_sleep(bench):
+    import os
+    import time
+    before = bench.cpu_seconds(os.getpid())
+    end = time.process_time() + 0.3
+    while time.process_time() < end:  # 0.3 s of CPU
+        pass
+    busy = bench.cpu_seconds(os.getpid()) - before
+    time.sleep(0.3)
+    slept = bench.cpu_seconds(os.getpid()) - before - busy
+    assert 0.2 <= busy <= 1.0 and slept < 0.1, (busy, slept)
