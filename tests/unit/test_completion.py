@@ -47,6 +47,15 @@ def test_drained_needs_an_empty_queue_every_file_planned_and_the_last_batch_comm
     assert progress.drained is drained and progress.waiting_for() == waiting
 
 
+@pytest.mark.parametrize("progress, settled, waiting", [
+    (Progress(None, 25, 25, 1, True), True, "the queue's depth to be read"),  # all else says done
+    (Progress(None, 25, 25, 1, False), False, "batch 1 to be committed"),
+    (Progress(None, 30, 25, 1, True), False, "files up to offset 30 to be planned (logged: 25)"),
+])
+def test_a_reading_without_the_queue_is_never_drained(progress, settled, waiting):
+    assert progress.settled is settled and not progress.drained and progress.waiting_for() == waiting
+
+
 def test_the_batch_line_says_files_rows_bytes_speed_problems_costs_and_backlog():
     p = {"batchId": 4, "numInputRows": 12000, "durationMs": {"triggerExecution": 3000},
          "sources": [{"startOffset": {"seq": 100}, "endOffset": {"seq": 160}}]}

@@ -4,6 +4,11 @@ It takes three facts, read in this order: the queue is empty (nothing visible, i
 no backfill is running; every file the source recorded is in a logged offset (a message is only deleted once its file is
 durable in the index, so an empty queue means the index has every file); and that offset has its
 commit in Spark's checkpoint. Reading the queue first makes the later reads at least as new.
+
+The queue is asked only when its answer can matter (`CompletionCheck.when_needed`): while a batch is
+planned and not committed, no depth can make the run drained, and one GetQueueAttributes every half
+second would be calls for nothing (on the local stand-in, a tenth of a second of its CPU each while
+messages are in flight).
 """
 from __future__ import annotations
 
@@ -20,7 +25,7 @@ from ..state.store import open_store
 
 @dataclass(frozen=True)
 class Progress:
-    queued: int              # messages visible, in flight or delayed
+    queued: int | None       # messages visible, in flight or delayed; None: the queue was not asked
     recorded: int            # files the source has recorded (its last seq)
     logged: int | None       # end offset of Spark's newest logged batch; None before the first
     batch_id: int | None     # that batch's id
@@ -29,9 +34,14 @@ class Progress:
     status: dict = field(default_factory=dict)  # the source's durable status behind `recorded` (its counters)
 
     @property
-    def drained(self) -> bool:
-        return self.queued == 0 and not self.status.get("backfilling") and self.recorded == (self.logged or 0) \
+    def settled(self) -> bool:
+        """Whether all but the queue say done: no backfill, every recorded file logged, that batch committed."""
+        return not self.status.get("backfilling") and self.recorded == (self.logged or 0) \
             and (self.batch_id is None or self.committed)
+
+    @property
+    def drained(self) -> bool:
+        return self.queued == 0 and self.settled
 
     def waiting_for(self) -> str:
         if self.queued:
@@ -42,6 +52,8 @@ class Progress:
             return f"files up to offset {self.recorded} to be planned (logged: {self.logged or 0})"
         if self.batch_id is not None and not self.committed:
             return f"batch {self.batch_id} to be committed"
+        if self.queued is None:
+            return "the queue's depth to be read"
         return "nothing"
 
 
@@ -55,11 +67,24 @@ class CompletionCheck:
         self.checkpoint = open_store(checkpoint, s3)
         self.quarantine = open_store(opts.quarantine_location, s3)
 
-    def __call__(self) -> Progress:
-        depth = self.queue.depth()
+    def __call__(self, queue: bool = True) -> Progress:
+        depth = self.queue.depth() if queue else {}
         status = read_status(self.state)
         batch, logged, committed = newest_batch(self.checkpoint)
-        return Progress(sum(depth.values()), status["last_seq"], logged, batch, committed, depth, status)
+        return Progress(sum(depth.values()) if queue else None, status["last_seq"], logged, batch, committed, depth,
+                        status)
+
+    def when_needed(self, new_batches: bool, until_drained: bool) -> Progress | None:
+        """The reading one turn of the job's loop needs: all three facts for a batch to report (its line
+        gives the backlog); for --until-drained, the source and checkpoint, and the queue too once they
+        say done (then read again after it, in the order above); nothing for a stream without an end
+        between batches."""
+        if new_batches:
+            return self()
+        if not until_drained:
+            return None
+        local = self(queue=False)
+        return self() if local.settled else local
 
     def problems(self, batch_end: int) -> dict:
         """Files quarantined or missing, malformed rows and files with new columns in the batch ending at

@@ -162,8 +162,9 @@ def run_query(spark, args: argparse.Namespace, raw_options: dict[str, str], sche
     try:
         while query.isActive:
             time.sleep(DRAIN_CHECK_SECONDS if args.until_drained else IDLE_CHECK_SECONDS)
-            state = check()
-            monitor.report(query.recentProgress, state)  # a line and an EMF document per batch
+            progresses = query.recentProgress
+            state = check.when_needed(bool(monitor.unreported(progresses)), args.until_drained)
+            monitor.report(progresses, state)  # a line and an EMF document per batch
             if not args.until_drained:
                 continue
             # Not before the first trigger: until the source's first offset call, a backfill it is to start

@@ -25,13 +25,19 @@ class BatchMonitor:
         self.status = read_status(check.state)  # counters before the first report: not this run's doing
         self.reported: int | None = None  # the last batch id reported
 
-    def report(self, progresses, state: Progress) -> None:
-        """Report the batches in `progresses` (Spark's recentProgress) not reported yet. `state` is the
-        CompletionCheck's reading just taken: the backlog, and the source's status (not read again here)."""
-        new = [p for p in progresses or () if metrics.is_batch(p)
-               and (self.reported is None or p["batchId"] > self.reported)]
+    def unreported(self, progresses) -> list[dict]:
+        """The batches in `progresses` (Spark's recentProgress) not reported yet."""
+        return [p for p in progresses or () if metrics.is_batch(p)
+                and (self.reported is None or p["batchId"] > self.reported)]
+
+    def report(self, progresses, state: Progress | None) -> None:
+        """Report the batches in `progresses` not reported yet. `state` is the CompletionCheck's reading
+        just taken, with the queue's depth: the backlog, and the source's status (not read again here)."""
+        new = self.unreported(progresses)
         if not new:
             return
+        if state is None or state.queued is None:
+            raise ValueError("a batch report needs a reading of the queue's depth")
         status = state.status
         for p in new:
             m = metrics.batch_metrics(p, self.status, status, self.check.problems(metrics.batch_range(p)[1]),
