@@ -158,7 +158,7 @@ def test_missing_dist_and_bad_target_are_explained(tmp_path):
 
 
 @pytest.mark.parametrize("level", ["0", "10", "6.5", "fast"])
-def test_a_compress_level_gzip_has_not_is_refused_naming_the_range(level, capsys, tmp_path):
+def test_a_compress_level_outside_1_to_9_is_refused_naming_the_range(level, capsys, tmp_path):
     with pytest.raises(SystemExit) as e:
         package_job(["--compress-level", level, "--dist", str(tmp_path)])
     assert e.value.code == 2 and f"{level!r} is not a gzip level; give a whole number from 1 (fastest) to 9" \
