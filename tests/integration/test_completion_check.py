@@ -5,14 +5,7 @@ from __future__ import annotations
 from s3sqs.config.options import parse_options
 from s3sqs.job.completion import CompletionCheck
 from tests.support.aws import bucket_to_queue
-
-
-def _log_batch(ck, batch: int, end: int, committed: bool) -> None:
-    (ck / "offsets").mkdir(parents=True, exist_ok=True)
-    (ck / "offsets" / str(batch)).write_text(f'v1\n{{"batchWatermarkMs":0,"batchTimestampMs":1}}\n{{"seq":{end}}}\n')
-    if committed:
-        (ck / "commits").mkdir(exist_ok=True)
-        (ck / "commits" / str(batch)).write_text('v1\n{"nextBatchWatermarkMs":0}\n')
+from tests.support.checkpoint import log_batch
 
 
 def test_the_queue_is_asked_only_for_a_batch_to_report_or_once_all_else_says_done(moto_endpoint, tmp_path):
@@ -27,7 +20,7 @@ def test_the_queue_is_asked_only_for_a_batch_to_report_or_once_all_else_says_don
     assert check.when_needed(new_batches=False, until_drained=False) is None and asked() == 0
 
     # Batch 0 logged and not committed: no depth can make the run drained, so the queue is not asked.
-    _log_batch(ck, 0, 0, committed=False)
+    log_batch(ck, 0, 0, committed=False)
     state = check.when_needed(new_batches=False, until_drained=True)
     assert asked() == 0 and state.queued is None and not state.drained
     assert state.waiting_for() == "batch 0 to be committed"
@@ -38,7 +31,7 @@ def test_the_queue_is_asked_only_for_a_batch_to_report_or_once_all_else_says_don
     assert asked() == 1 and state.queued == 1 and state.depth["ApproximateNumberOfMessages"] == 1
 
     # Committed: only the queue can say whether the run is done; it is asked, and holds a message.
-    _log_batch(ck, 0, 0, committed=True)
+    log_batch(ck, 0, 0, committed=True)
     state = check.when_needed(new_batches=False, until_drained=True)
     assert asked() == 2 and state.queued == 1 and not state.drained
     assert state.waiting_for() == "1 messages in the queue"

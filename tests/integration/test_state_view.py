@@ -13,6 +13,7 @@ from s3sqs.planning.planner import Limit
 from s3sqs.reading.reader import ReadSpec, read_partition
 from s3sqs.state.view import StateViewError, files_table, open_state, to_table
 from tests.support.aws import bucket_to_queue
+from tests.support.checkpoint import log_batch
 
 
 def drain(d):
@@ -41,24 +42,16 @@ def checkpoint(moto_endpoint, tmp_path_factory):
     w.s3.delete_object(Bucket=w.bucket, Key="in/gone.csv")  # deleted after it was announced
     spec = ReadSpec(FormatOptions("csv"), Endpoint(w.endpoint, "us-east-1"), quarantine_location=opts.quarantine_location)
     list(read_partition(files, spec, pa.schema([("x", pa.int64())]), end0))  # what a task does
-    _spark_logs(ck, 0, end0, committed=True)
+    log_batch(ck, 0, end0, committed=True)
     w.put("in/c.csv", b"5\n")
     drain(d)
     end1 = d.latest_offset(end0, Limit(4, None))  # batch 0 is in the sink: acknowledged with its problems
     d.files_between(end0, end1)
-    _spark_logs(ck, 1, end1, committed=False)
+    log_batch(ck, 1, end1, committed=False)
     w.put("in/d.csv", b"6\n")
     drain(d)  # recorded, not planned
     d.close()
     return ck, w.bucket, end0, end1
-
-
-def _spark_logs(ck, batch, end, committed):
-    (ck / "offsets").mkdir(exist_ok=True)
-    (ck / "offsets" / str(batch)).write_text(f'v1\n{{"batchWatermarkMs":0,"batchTimestampMs":1}}\n{{"seq":{end}}}\n')
-    if committed:
-        (ck / "commits").mkdir(exist_ok=True)
-        (ck / "commits" / str(batch)).write_text('v1\n{"nextBatchWatermarkMs":0}\n')
 
 
 def test_every_file_has_its_batch_and_what_became_of_it(checkpoint):
@@ -78,7 +71,7 @@ def test_every_file_has_its_batch_and_what_became_of_it(checkpoint):
 
 def test_sparks_commit_log_decides_what_is_in_the_sink(checkpoint):
     ck, _, _, end1 = checkpoint
-    _spark_logs(ck, 1, end1, committed=True)  # Spark committed batch 1; the source learns it at its next plan
+    log_batch(ck, 1, end1, committed=True)  # Spark committed batch 1; the source learns it at its next plan
     try:
         with open_state(checkpoint=str(ck)) as view:
             (planned,) = view.files(batch=1)

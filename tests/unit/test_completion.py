@@ -7,23 +7,17 @@ from s3sqs.job.completion import Progress
 from s3sqs.job.metrics import batch_metrics, batch_range
 from s3sqs.state.checkpoint import newest_batch
 from s3sqs.state.store import LocalStore
-
-
-def write_offset(ck, batch, seq):
-    (ck / "offsets").mkdir(parents=True, exist_ok=True)
-    (ck / "offsets" / str(batch)).write_text(
-        'v1\n{"batchWatermarkMs":0,"batchTimestampMs":1,"conf":{}}\n' + f'{{"seq":{seq}}}\n')
-    (ck / "offsets" / f".{batch}.crc").write_text("x")  # Spark's local checksum files are ignored
+from tests.support.checkpoint import log_batch
 
 
 def test_newest_batch_reads_spark_offset_and_commit_logs(tmp_path):
     assert newest_batch(LocalStore(str(tmp_path))) == (None, None, False)
-    write_offset(tmp_path, 0, 10)
-    write_offset(tmp_path, 1, 25)
-    (tmp_path / "commits").mkdir()
-    (tmp_path / "commits" / "0").write_text("v1\n{}")
+    log_batch(tmp_path, 0, 10, committed=True)
+    log_batch(tmp_path, 1, 25, committed=False)
+    for batch in (0, 1):
+        (tmp_path / "offsets" / f".{batch}.crc").write_text("x")  # Spark's local checksum files are ignored
     assert newest_batch(LocalStore(str(tmp_path))) == (1, 25, False)
-    (tmp_path / "commits" / "1").write_text("v1\n{}")
+    log_batch(tmp_path, 1, 25, committed=True)
     assert newest_batch(LocalStore(str(tmp_path))) == (1, 25, True)
 
 
