@@ -64,6 +64,13 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def with_cpu_of(pid: int, fn, *args):
+    """fn(*args), and the CPU seconds process `pid` spent while it ran."""
+    before = cpu_seconds(pid)
+    result = fn(*args)
+    return result, cpu_seconds(pid) - before
+
+
 def ceiling(s3, sqs, queue_url: str, files: int, concurrency: int) -> tuple[float, int, int]:
     """Receive, read and delete everything with plain boto3; returns (seconds, rows, SQS calls)."""
     t0 = time.perf_counter()
@@ -163,16 +170,13 @@ def main(argv=None) -> int:
             first_ceiling = rep % 2 == 0
             moto = server.process.pid
             if first_ceiling:
-                m0 = cpu_seconds(moto)
-                c_secs, c_rows, c_calls = ceiling(s3a, sqs_a, qa, args.files, args.concurrency)
-                c_moto = cpu_seconds(moto) - m0
-            m0 = cpu_seconds(moto)
-            window, wall, rows, calls = connector(server.endpoint_url, qb, work, args.max_files_per_trigger)
-            j_moto = cpu_seconds(moto) - m0
+                (c_secs, c_rows, c_calls), c_moto = with_cpu_of(moto, ceiling, s3a, sqs_a, qa, args.files,
+                                                                args.concurrency)
+            (window, wall, rows, calls), j_moto = with_cpu_of(moto, connector, server.endpoint_url, qb, work,
+                                                              args.max_files_per_trigger)
             if not first_ceiling:
-                m0 = cpu_seconds(moto)
-                c_secs, c_rows, c_calls = ceiling(s3a, sqs_a, qa, args.files, args.concurrency)
-                c_moto = cpu_seconds(moto) - m0
+                (c_secs, c_rows, c_calls), c_moto = with_cpu_of(moto, ceiling, s3a, sqs_a, qa, args.files,
+                                                                args.concurrency)
             if rows != args.files * args.rows or c_rows != rows:
                 raise SystemExit(f"row counts differ: ceiling {c_rows}, connector {rows}, "
                                  f"expected {args.files * args.rows}")
