@@ -116,6 +116,9 @@ class FaultProxy:
                     up.request(self.command, self.path, body=body or None, headers=headers)
                     resp = up.getresponse()
                     data = resp.read()
+                except OSError as e:  # the stand-in is gone (a test's teardown): answer as a gateway does
+                    self._bad_gateway(e)
+                    return
                 finally:
                     up.close()
                 if fault == "drop":
@@ -144,6 +147,17 @@ class FaultProxy:
                     self.connection.shutdown(2)
                     return
                 self.wfile.write(data)
+
+            def _bad_gateway(self, error: OSError) -> None:
+                text = f"upstream {proxy.upstream.netloc} unreachable: {type(error).__name__}: {error}".encode()
+                self.send_response(502)
+                self.send_header("Content-Type", "text/plain")
+                self.send_header("Content-Length", str(len(text)))
+                self.send_header("Connection", "close")
+                self.end_headers()
+                if self.command != "HEAD":
+                    self.wfile.write(text)
+                self.close_connection = True
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _any
 
