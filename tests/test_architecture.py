@@ -94,9 +94,10 @@ def test_the_executors_reading_code_loads_no_driver_side_library():
 
 
 def test_spark_s_runner_and_planner_load_no_validator():
-    """They start after the query does; pydantic's import alone costs as much as reading a batch of small files."""
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import s3sqs.planning.source, s3sqs.planning.controller; "
-            "print('pydantic' in sys.modules)")
+    """They start after the query does; pydantic's import alone costs as much as reading a batch of small files.
+    job.direct_write holds the source class of the parquet sink's default query, so they import it too."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import s3sqs.planning.source, s3sqs.planning.controller, "
+            "s3sqs.job.direct_write; print('pydantic' in sys.modules)")
     r = subprocess.run([sys.executable, "-c", code, str(APP)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
     assert r.stdout.strip() == "False"

@@ -18,16 +18,30 @@ write (`cfg.direct_writes`), `direct_table(schema, cfg, endpoint)` instead of `w
 """
 from __future__ import annotations
 
-from ..core.endpoint import Endpoint
-from .config import SinkConfig, sink_config
+from typing import TYPE_CHECKING
+
 from .target import SinkError
+
+if TYPE_CHECKING:
+    from ..core.endpoint import Endpoint
+    from .config import SinkConfig
 
 __all__ = ["SinkConfig", "SinkError", "check", "direct_table", "direct_write_refusal", "session_conf", "start",
            "writer"]
 
 
+def __getattr__(name: str):
+    # The sink's settings are the job's: executors and Spark's Python planners import this package for the
+    # table files only, and building the settings' models costs a quarter of a second per process.
+    if name == "SinkConfig":
+        from .config import SinkConfig
+        return SinkConfig
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
 def check(args) -> SinkConfig:
     """Everything that can be checked without Spark; raises SinkError naming the flag."""
+    from .config import sink_config
     from .transform import load_transform
 
     cfg = sink_config(args)
