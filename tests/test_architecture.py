@@ -103,6 +103,18 @@ def test_spark_s_runner_and_planner_load_no_validator():
     assert r.stdout.strip() == "False"
 
 
+def test_spark_s_runner_and_planner_load_no_file_reader():
+    """Only the tasks read files: the processes that plan build the read spec without the readers, and
+    the format's own module is loaded when a task first asks for it."""
+    code = ("import sys; sys.path.insert(0, sys.argv[1]); import s3sqs.planning.source, s3sqs.planning.controller, "
+            "s3sqs.job.direct_write; print(','.join(sorted(m for m in sys.modules if m == 's3sqs.reading.reader' "
+            "or m.startswith('s3sqs.reading.formats.') and m.split('.')[-1] in ('avro', 'csv', 'json', 'orc', "
+            "'parquet', 'text', 'xml', 'binary_file'))))")
+    r = subprocess.run([sys.executable, "-c", code, str(APP)], capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    assert r.stdout.strip() == ""
+
+
 @pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(APP)))
 def test_no_class_is_longer_than_a_screenful_or_two(path):
     long = [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(ast.parse(path.read_text()))

@@ -25,7 +25,7 @@ from ..core.vocabulary import SchemaEvolution
 from ..reading.blocks import splittable
 from ..reading.conform import METADATA, metadata_column
 from ..reading.formats import FormatOptions, reader_of
-from ..reading.reader import ReadSpec, read_partition
+from ..reading.spec import ReadSpec
 from . import planner, slots
 
 try:  # Spark 4.2+
@@ -145,6 +145,7 @@ class S3SqsStreamReader(DataSourceStreamReader, *READER_MIXINS):
         self.driver.commit(int(end["seq"]))
 
     def read(self, partition: S3SqsPartition):
+        from ..reading.reader import read_partition  # tasks only: the planning processes never read
         yield from read_partition(partition.files, self.spec, self.arrow_schema, partition.batch_end)
 
 

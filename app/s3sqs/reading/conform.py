@@ -5,7 +5,6 @@ from __future__ import annotations
 from urllib.parse import unquote, urlparse
 
 import pyarrow as pa
-import pyarrow.compute as pc
 
 from ..core.files import NULL_PARTITION, S3File
 
@@ -89,7 +88,7 @@ def conform(table: pa.Table, schema: pa.Schema, f: S3File, partition_columns: tu
         elif fld.name in table.column_names:
             arr = table.column(fld.name)
             if arr.type != fld.type:
-                arr = pc.cast(arr, fld.type)
+                arr = arr.cast(fld.type)
         else:
             arr = pa.nulls(n, fld.type)
         if not fld.nullable and arr.null_count:

@@ -26,11 +26,10 @@ from __future__ import annotations
 import logging
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import pyarrow as pa
 
-from ..core.endpoint import Endpoint
 from ..core.errors import FileReadError
 from ..core.files import Piece, S3File
 from ..core.vocabulary import BadFileAction, FileStatus, SchemaEvolution
@@ -42,26 +41,13 @@ from .filesystems import WHOLE_FILE_BYTES, Filesystems, classify, fetch, with_re
 from .formats import FileRows, FormatOptions, empty, reader_of
 from .quarantine_writer import write_record
 from .schema_proposals import stop_for_new_columns
+from .spec import ReadSpec
 
 log = logging.getLogger("s3sqs.reader")
 
 TARGET_BATCH_ROWS = 1 << 17
 READ_THREADS = 8
 BYTES_IN_FLIGHT = 512 << 20  # files held in memory at once by one task, at most (one file may exceed it)
-
-
-@dataclass(frozen=True)
-class ReadSpec:
-    """Everything a task needs to read its files; it travels inside the partition."""
-    format: FormatOptions
-    endpoint: Endpoint = field(default_factory=Endpoint)
-    partition_columns: tuple[str, ...] = ()
-    base_path: str | None = None
-    quarantine_location: str = ""
-    on_bad_file: str = BadFileAction.QUARANTINE
-    evolution: str = SchemaEvolution.NONE  # what a file with columns the schema lacks does
-    schema_location: str = ""
-    infer_column_types: bool = False        # how a new column's type is inferred (as the schema's were)
 
 
 @dataclass

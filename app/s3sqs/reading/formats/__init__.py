@@ -12,24 +12,25 @@
 
 `file` is the S3File (path, size, times) for formats whose rows describe the file itself. `infer_types`
 is inferColumnTypes: text formats give STRING columns without it, as Auto Loader does; formats that carry
-their own types ignore it. A new format is a new module here, listed in READERS, plus its options in
-config/format_options.py.
+their own types ignore it. A new format is a new module here, listed in MODULES, plus its options in
+config/format_options.py. A format's module is imported when it is first asked for: Spark's planning
+processes import this package for FormatOptions only.
 """
 from __future__ import annotations
 
+from importlib import import_module
 from types import ModuleType
 
 from ...core.vocabulary import FileFormat
-from . import avro, binary_file, csv, json, orc, parquet, text, xml
 from .base import FileRows, FormatOptions, MalformedFile, empty
 
-READERS: dict[str, ModuleType] = {
-    FileFormat.CSV: csv, FileFormat.JSON: json, FileFormat.PARQUET: parquet, FileFormat.ORC: orc,
-    FileFormat.AVRO: avro, FileFormat.TEXT: text, FileFormat.BINARY_FILE: binary_file, FileFormat.XML: xml,
+MODULES: dict[str, str] = {
+    FileFormat.CSV: "csv", FileFormat.JSON: "json", FileFormat.PARQUET: "parquet", FileFormat.ORC: "orc",
+    FileFormat.AVRO: "avro", FileFormat.TEXT: "text", FileFormat.BINARY_FILE: "binary_file", FileFormat.XML: "xml",
 }
 
-__all__ = ["READERS", "FileRows", "FormatOptions", "MalformedFile", "empty", "reader_of"]
+__all__ = ["MODULES", "FileRows", "FormatOptions", "MalformedFile", "empty", "reader_of"]
 
 
 def reader_of(file_format: str) -> ModuleType:
-    return READERS[file_format]
+    return import_module(f"{__name__}.{MODULES[file_format]}")
