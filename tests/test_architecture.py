@@ -103,11 +103,12 @@ def test_spark_s_runner_and_planner_load_no_validator():
     assert r.stdout.strip() == "False"
 
 
-def test_spark_s_runner_and_planner_load_no_file_reader():
-    """Only the tasks read files: the processes that plan build the read spec without the readers, and
-    the format's own module is loaded when a task first asks for it."""
+def test_spark_s_runner_and_planner_load_no_file_reader_or_writer():
+    """Only the tasks read and write files: the processes that plan build the read and write specs without
+    the readers or the table files' writer, and a format's own module is loaded when a task first asks for it."""
     code = ("import sys; sys.path.insert(0, sys.argv[1]); import s3sqs.planning.source, s3sqs.planning.controller, "
-            "s3sqs.job.direct_write; print(','.join(sorted(m for m in sys.modules if m == 's3sqs.reading.reader' "
+            "s3sqs.job.direct_write; print(','.join(sorted(m for m in sys.modules if m in ('s3sqs.reading.reader', "
+            "'s3sqs.sinks.table_files', 'pyarrow.compute') "
             "or m.startswith('s3sqs.reading.formats.') and m.split('.')[-1] in ('avro', 'csv', 'json', 'orc', "
             "'parquet', 'text', 'xml', 'binary_file'))))")
     r = subprocess.run([sys.executable, "-c", code, str(APP)], capture_output=True, text=True, timeout=120)

@@ -23,7 +23,7 @@ from pyspark.sql.datasource import DataSourceStreamReader
 from pyspark.sql.types import StructType
 
 from ..planning.source import READER_MIXINS, S3SqsDataSource, S3SqsStreamReader
-from ..sinks.table_files import WriteSpec, write_partition
+from ..sinks.write_spec import WriteSpec
 from ..sinks.table_schema import table_arrow_schema
 from ..sinks.target import WRITTEN_FILES, WRITTEN_FILES_ARROW
 
@@ -105,6 +105,8 @@ class DirectWriteReader(DataSourceStreamReader, *READER_MIXINS):
 
     def read(self, partition):
         from pyspark import TaskContext
+
+        from ..sinks.table_files import write_partition  # tasks only: the planning processes never write
 
         ctx = TaskContext.get()
         # Spark's task attempt id: unique in the application, so a retried task never reuses a name.

@@ -9,13 +9,16 @@ import logging
 import threading
 import time
 from datetime import datetime, timezone
+from typing import TYPE_CHECKING
 
 from ..config.source_options import SourceOptions
 from ..core.counters import Stat
 from ..core.units import now_ms
 from . import listing, planner
-from .inventory import InventoryBackfill
 from .ledger import Ledger
+
+if TYPE_CHECKING:
+    from .inventory import InventoryBackfill
 
 log = logging.getLogger("s3sqs")
 DONE = "backfill_done_ms"  # when the last complete listing started
@@ -63,7 +66,10 @@ class Backfill:
 
     def _inventory(self) -> InventoryBackfill | None:
         uri = self.opts.backfill_from_inventory
-        return None if uri is None else InventoryBackfill(uri, self.opts.base_path, self.ledger, self.opts,
+        if uri is None:
+            return None
+        from .inventory import InventoryBackfill  # its CSV and Parquet readers, for a source that has a report
+        return InventoryBackfill(uri, self.opts.base_path, self.ledger, self.opts,
                                                           self.stopping)
 
     def _guarded(self, inventory: InventoryBackfill | None, listing_due: bool) -> None:

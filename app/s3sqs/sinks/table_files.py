@@ -12,21 +12,20 @@ from __future__ import annotations
 import json
 import logging
 import os
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from typing import Iterable, Iterator
 
 import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
 
-from ..core.endpoint import Endpoint
 from ..core.units import now_ms
-from .location import Location
 from .paths import (data_file_name, escape_path_segment, partition_path, partition_string,
                     spark_escape_path_segment, split_by_keys)
 from .stats import FileStats
 from .table_schema import file_schema, fit_to, table_arrow_schema
 from .target import WrittenFile
+from .write_spec import WriteSpec
 
 FORMAT_NAME = "s3sqs-table-files"
 # Rows are buffered per partition value and written as one row group when this much Arrow data is
@@ -34,33 +33,6 @@ FORMAT_NAME = "s3sqs-table-files"
 MAX_ROW_GROUP_BYTES = 64 << 20
 MAX_BUFFERED_BYTES = 256 << 20
 log = logging.getLogger("s3sqs.sinks")
-
-
-@dataclass(frozen=True)
-class WriteSpec:
-    """Everything a task needs, passed as one JSON option (tasks get no other state)."""
-    table_format: str
-    location: str                    # folder the files go to (the Delta table root, Iceberg's data/)
-    partition_by: tuple[str, ...]
-    target_file_size: int
-    batch_id: int
-    write_id: str                    # unique per write attempt of a batch
-    handoff: str                     # local file on the driver that receives the list of files
-    endpoint: Endpoint = Endpoint()
-
-    def to_option(self) -> str:
-        return json.dumps(asdict(self))
-
-    @classmethod
-    def from_option(cls, text: str) -> "WriteSpec":
-        d = json.loads(text)
-        d["partition_by"] = tuple(d["partition_by"])
-        d["endpoint"] = Endpoint(**d["endpoint"])
-        return cls(**d)
-
-    @property
-    def target(self) -> Location:
-        return Location(self.location, self.endpoint)
 
 
 class TableFilesDataSource(DataSource):
