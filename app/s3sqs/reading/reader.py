@@ -60,6 +60,7 @@ class _Outcome:
 
 def read_partition(items: list[S3File | Piece], spec: ReadSpec, schema: pa.Schema, batch_end: int):
     """Yield RecordBatches of `schema` for every readable file (or piece of one), few and large."""
+    reader_of(spec.format.file_format)  # the format's module, imported once here, not first by eight threads
     pieces = [Piece.of(i) for i in items]
     streamed = [p for p in pieces if _streamed(p, spec)]
     files = [p.file for p in pieces if not _streamed(p, spec)]
