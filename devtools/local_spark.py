@@ -148,3 +148,13 @@ def wait_for_rows(query, expected: int, what: str, poll: float = 0.05, rows_of=N
                 rows += (rows_of(p["batchId"]) or 0) if rows_of else p["numInputRows"]
         time.sleep(poll)
     return rows, len(seen)
+
+
+def log_tail(path: Path, lines: int = 25) -> str:
+    """The last `lines` lines of a run's log, indented, for a failure message: a benchmark's temporary
+    folder, the log with it, is gone once it exits."""
+    try:
+        text = Path(path).read_text(errors="replace").rstrip().splitlines()[-lines:]
+    except OSError as e:
+        return f"    (the log {path} cannot be read: {e})"
+    return "\n".join(f"    {line}" for line in text)

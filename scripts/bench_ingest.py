@@ -33,7 +33,7 @@ import boto3
 import pyarrow.json as pajson
 
 from devtools.local_aws import local_aws, wire_consumer, work_dir
-from devtools.local_spark import job_command, job_env
+from devtools.local_spark import job_command, job_env, log_tail
 from devtools.committed import committed_rows
 from s3sqs.state.snapshots import Snapshots, read_status
 from s3sqs.state.store import LocalStore
@@ -112,7 +112,7 @@ def connector(endpoint: str, queue_url: str, work: Path, max_files: int) -> tupl
         rc = subprocess.run(cmd, env=job_env(), stdout=log, stderr=subprocess.STDOUT, cwd=ROOT).returncode
     wall = time.perf_counter() - t0
     if rc != 0:
-        raise SystemExit(f"job failed ({rc}); see {work / 'job.log'}")
+        raise SystemExit(f"job failed ({rc}); the end of {work / 'job.log'}:\n{log_tail(work / 'job.log')}")
     last = max(p.stat().st_mtime for p in (work / "ck" / "commits").iterdir() if p.name.isdigit())
     stats = read_status(Snapshots(LocalStore(str(work / "ck" / "source-state"))))["stats"]
     calls = sum(n for k, n in stats.items() if k.startswith("sqs_calls_") and k != "sqs_calls_GetQueueAttributes")

@@ -28,7 +28,7 @@ import boto3
 
 from devtools.committed import committed_rows
 from devtools.local_aws import local_aws, wire_consumer
-from devtools.local_spark import LOCAL_MASTER, job_command, job_env, wait_for
+from devtools.local_spark import LOCAL_MASTER, job_command, job_env, log_tail, wait_for
 
 REGION = "us-east-1"
 ROWS = 100
@@ -104,7 +104,7 @@ def _wait_queued(sqs, url: str, timeout: float = 30) -> None:
 
 def _check(rc: int, out: Path, what: str, log: Path) -> None:
     if rc != 0:
-        raise SystemExit(f"{what} exited {rc}; see {log}")
+        raise SystemExit(f"{what} exited {rc}; the end of {log}:\n{log_tail(log)}")
     ids = sorted(r[0] for r in committed_rows(out, ["id"]))
     if ids != list(range(ROWS)):
         raise SystemExit(f"{what}: the sink holds {len(ids)} rows, not the file's {ROWS} once each; see {log}")

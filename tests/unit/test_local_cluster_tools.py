@@ -7,7 +7,7 @@ import sys
 import pytest
 
 from devtools import processes
-from devtools.local_spark import CLUSTER_MASTER, cluster_conf, job_command, private_spark_home
+from devtools.local_spark import CLUSTER_MASTER, cluster_conf, job_command, log_tail, private_spark_home
 
 
 def test_a_cluster_master_sets_the_cores_to_wait_for_and_loopback_for_the_driver():
@@ -41,3 +41,11 @@ def test_a_job_s_processes_are_found_by_its_process_group():
         child.kill()
         child.wait()
     assert not processes.alive(child.pid) and processes.group(child.pid) == []
+
+
+def test_a_failed_run_s_message_carries_the_end_of_its_log(tmp_path):
+    log = tmp_path / "job.log"
+    log.write_text("".join(f"line {i}\n" for i in range(40)) + "[job] error: the query failed\n")
+    tail = log_tail(log, lines=3).splitlines()
+    assert tail == ["    line 38", "    line 39", "    [job] error: the query failed"]
+    assert "cannot be read" in log_tail(tmp_path / "gone.log")
