@@ -82,38 +82,38 @@ def test_imports_cross_only_the_boundaries_the_layout_allows(path):
     assert not wrong, f"{path.relative_to(APP)} ({package}) imports {wrong}; allowed: {sorted(ALLOWED[package])}"
 
 
-def test_the_executors_reading_code_loads_no_driver_side_library():
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import s3sqs.reading.reader, s3sqs.reading.formats; "
-            "bad = sorted(m for m in sys.modules if m.split('.')[0] in ('boto3', 'botocore', 'rocksdict', "
-            "'pyspark', 'pydantic') or m.startswith(('s3sqs.planning', 's3sqs.job', 's3sqs.sinks', 's3sqs.config.')) "
-            "and m != 's3sqs.config.format_options'); "
-            "print(','.join(bad))")
+# What Spark's Python processes import to plan: the query's source classes (the direct write's is the default).
+PLANNING = "s3sqs.planning.source, s3sqs.planning.controller, s3sqs.job.direct_write"
+
+
+def loaded(imports: str, which: str) -> list[str]:
+    """The modules a fresh interpreter holds after `import <imports>` for which `which`, an expression
+    in `m` (a module's name), is true."""
+    code = (f"import sys; sys.path.insert(0, sys.argv[1]); import {imports}; "
+            f"print(','.join(sorted(m for m in sys.modules if {which})))")
     r = subprocess.run([sys.executable, "-c", code, str(APP)], capture_output=True, text=True, timeout=120)
     assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == ""
+    return [m for m in r.stdout.strip().split(",") if m]
+
+
+def test_the_executors_reading_code_loads_no_driver_side_library():
+    assert loaded("s3sqs.reading.reader, s3sqs.reading.formats",
+                  "m.split('.')[0] in ('boto3', 'botocore', 'rocksdict', 'pyspark', 'pydantic') or "
+                  "m.startswith(('s3sqs.planning', 's3sqs.job', 's3sqs.sinks', 's3sqs.config.')) "
+                  "and m != 's3sqs.config.format_options'") == []
 
 
 def test_spark_s_runner_and_planner_load_no_validator():
-    """They start after the query does; pydantic's import alone costs as much as reading a batch of small files.
-    job.direct_write holds the source class of the parquet sink's default query, so they import it too."""
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import s3sqs.planning.source, s3sqs.planning.controller, "
-            "s3sqs.job.direct_write; print('pydantic' in sys.modules)")
-    r = subprocess.run([sys.executable, "-c", code, str(APP)], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == "False"
+    """They start after the query does; pydantic's import alone costs as much as reading a batch of small files."""
+    assert loaded(PLANNING, "m == 'pydantic'") == []
 
 
 def test_spark_s_runner_and_planner_load_no_file_reader_or_writer():
     """Only the tasks read and write files: the processes that plan build the read and write specs without
     the readers or the table files' writer, and a format's own module is loaded when a task first asks for it."""
-    code = ("import sys; sys.path.insert(0, sys.argv[1]); import s3sqs.planning.source, s3sqs.planning.controller, "
-            "s3sqs.job.direct_write; print(','.join(sorted(m for m in sys.modules if m in ('s3sqs.reading.reader', "
-            "'s3sqs.sinks.table_files', 'pyarrow.compute') "
-            "or m.startswith('s3sqs.reading.formats.') and m.split('.')[-1] in ('avro', 'csv', 'json', 'orc', "
-            "'parquet', 'text', 'xml', 'binary_file'))))")
-    r = subprocess.run([sys.executable, "-c", code, str(APP)], capture_output=True, text=True, timeout=120)
-    assert r.returncode == 0, r.stderr
-    assert r.stdout.strip() == ""
+    assert loaded(PLANNING, "m in ('s3sqs.reading.reader', 's3sqs.sinks.table_files', 'pyarrow.compute') or "
+                            "m.startswith('s3sqs.reading.formats.') and m.split('.')[-1] in "
+                            "('avro', 'csv', 'json', 'orc', 'parquet', 'text', 'xml', 'binary_file')") == []
 
 
 @pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(APP)))
