@@ -69,8 +69,7 @@ class Backfill:
         if uri is None:
             return None
         from .inventory import InventoryBackfill  # its CSV and Parquet readers, for a source that has a report
-        return InventoryBackfill(uri, self.opts.base_path, self.ledger, self.opts,
-                                                          self.stopping)
+        return InventoryBackfill(uri, self.opts.base_path, self.ledger, self.opts, self.stopping)
 
     def _guarded(self, inventory: InventoryBackfill | None, listing_due: bool) -> None:
         what = self.opts.base_path
