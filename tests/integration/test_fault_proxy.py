@@ -2,19 +2,13 @@
 from __future__ import annotations
 
 import http.client
-import socket
 
 from devtools.fault_proxy import FaultProxy, Faults
-
-
-def _closed_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]  # nothing listens once the socket is closed
+from devtools.local_aws import free_port
 
 
 def test_an_unreachable_upstream_is_answered_502_naming_it():
-    port = _closed_port()
+    port = free_port()  # nothing listens there
     with FaultProxy(f"http://127.0.0.1:{port}", Faults()) as proxy:
         host, proxy_port = proxy.endpoint_url.removeprefix("http://").split(":")
         conn = http.client.HTTPConnection(host, int(proxy_port), timeout=10)
