@@ -42,7 +42,7 @@ from ops.stack_outputs import load_outputs
 from tests.packaging.conftest import REGION
 from tests.support.spark import only_on_newest_spark
 from devtools.local_aws import FAKE_ENV
-from devtools.local_spark import spark_home  # this environment's PySpark (4.3 or 4.0.2)
+from devtools.local_spark import log_tail, spark_home  # this environment's PySpark (4.3 or 4.0.2)
 
 pytestmark = pytest.mark.dist
 
@@ -154,11 +154,11 @@ def test_packaged_job_ingests_from_moto(moto_server, built_dist, tmp_path, recor
                 except subprocess.TimeoutExpired:
                     os.killpg(proc.pid, signal.SIGKILL)
                     proc.wait()
-    assert exited is None, f"spark-submit exited {exited} on its own\n{_tail(log_path)}"
-    assert first_commit is not None, f"no batch committed within 150 s\n{_tail(log_path)}"
-    assert rows == expected, f"sink holds {len(rows)} of {len(expected)} rows\n{_tail(log_path)}"
+    assert exited is None, f"spark-submit exited {exited} on its own\n{log_tail(log_path, 60)}"
+    assert first_commit is not None, f"no batch committed within 150 s\n{log_tail(log_path, 60)}"
+    assert rows == expected, f"sink holds {len(rows)} of {len(expected)} rows\n{log_tail(log_path, 60)}"
     # Messages are deleted once their batch is known to be in the sink.
-    assert drained, f"queue {consumer.queue_url} not drained after the batch committed\n{_tail(log_path)}"
+    assert drained, f"queue {consumer.queue_url} not drained after the batch committed\n{log_tail(log_path, 60)}"
     # The streaming source runner ran the archive's interpreter.
     (opened,) = [ln for ln in log_path.read_text(errors="replace").splitlines() if "s3-sqs source on" in ln]
     assert "environment/bin/python)" in opened, opened
@@ -185,8 +185,3 @@ def _queue_depth(sqs, queue_url: str) -> int:
     attrs = sqs.get_queue_attributes(QueueUrl=queue_url, AttributeNames=[
         "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"]
     return sum(int(v) for v in attrs.values())
-
-
-def _tail(path: Path, lines: int = 60) -> str:
-    text = path.read_text(errors="replace").splitlines()
-    return "\n".join(text[-lines:])

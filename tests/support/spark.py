@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from devtools.local_spark import LOCAL_MASTER, ROOT, job_command, job_env, private_spark_home, wait_for  # noqa: F401
+from devtools.local_spark import (LOCAL_MASTER, ROOT, job_command, job_env, log_tail,  # noqa: F401
+                                  private_spark_home, wait_for)
 
 
 def pyspark_version() -> tuple[int, int]:
@@ -60,6 +61,6 @@ class Job:
         self._log.close()
 
     def tail(self, n: int = 80) -> str:
-        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-n:])
+        return log_tail(self.log_path, n)
 
 
