@@ -35,7 +35,7 @@ _BATCH_ID_PROPERTY = "streaming.sql.batchId"
 
 def query_writer(spark, options: dict[str, str], df, cfg, endpoint):
     """The writer of the query `df` (the s3-sqs source with `options`) into the sink `cfg`
-    (sinks.SinkConfig), not yet started; the one place that decides who writes the sink's files: the
+    (sinks.config.SinkConfig), not yet started; the one place that decides who writes the sink's files: the
     read tasks when `cfg.direct_writes` and the output allows it, else Spark's writer.
 
     Returns (writer, rows_of, refusal): `rows_of(batch id)`, the rows each batch committed, for a direct

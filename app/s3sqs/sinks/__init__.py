@@ -26,17 +26,10 @@ if TYPE_CHECKING:
     from ..core.endpoint import Endpoint
     from .config import SinkConfig
 
-__all__ = ["SinkConfig", "SinkError", "check", "direct_table", "direct_write_refusal", "session_conf", "start",
-           "writer"]
-
-
-def __getattr__(name: str):
-    # The sink's settings are the job's: executors and Spark's Python planners import this package for the
-    # table files only, and building the settings' pydantic models costs 0.15-0.25 s in each of them.
-    if name == "SinkConfig":
-        from .config import SinkConfig
-        return SinkConfig
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+# `config` (SinkConfig) is imported where the job asks for it, not here: executors and Spark's Python
+# planners import this package for the table files only, and building the settings' pydantic models costs
+# 0.15-0.25 s in each of them.
+__all__ = ["SinkError", "check", "direct_table", "direct_write_refusal", "session_conf", "start", "writer"]
 
 
 def check(args) -> SinkConfig:
