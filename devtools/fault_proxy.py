@@ -103,11 +103,7 @@ class FaultProxy:
                 if delay:
                     time.sleep(delay)
                 if fault == "slow_down":
-                    self.send_response(503)
-                    self.send_header("Content-Type", "application/xml")
-                    self.send_header("Content-Length", str(len(SLOW_DOWN)))
-                    self.end_headers()
-                    self.wfile.write(SLOW_DOWN)
+                    self._reply(503, "application/xml", SLOW_DOWN)
                     return
                 up = http.client.HTTPConnection(proxy.upstream.hostname, proxy.upstream.port, timeout=60)
                 try:
@@ -117,7 +113,8 @@ class FaultProxy:
                     resp = up.getresponse()
                     data = resp.read()
                 except OSError as e:  # the stand-in is gone (a test's teardown): answer as a gateway does
-                    self._bad_gateway(e)
+                    text = f"upstream {proxy.upstream.netloc} unreachable: {type(e).__name__}: {e}"
+                    self._reply(502, "text/plain", text.encode(), close=True)
                     return
                 finally:
                     up.close()
@@ -148,16 +145,18 @@ class FaultProxy:
                     return
                 self.wfile.write(data)
 
-            def _bad_gateway(self, error: OSError) -> None:
-                text = f"upstream {proxy.upstream.netloc} unreachable: {type(error).__name__}: {error}".encode()
-                self.send_response(502)
-                self.send_header("Content-Type", "text/plain")
-                self.send_header("Content-Length", str(len(text)))
-                self.send_header("Connection", "close")
+            def _reply(self, status: int, content_type: str, body: bytes, close: bool = False) -> None:
+                """An answer of the proxy's own, not the stand-in's. A HEAD's answer has no body: bytes after
+                its headers would be read as the start of the connection's next response."""
+                self.send_response(status)
+                self.send_header("Content-Type", content_type)
+                self.send_header("Content-Length", str(len(body)))
+                if close:
+                    self.send_header("Connection", "close")
+                    self.close_connection = True
                 self.end_headers()
                 if self.command != "HEAD":
-                    self.wfile.write(text)
-                self.close_connection = True
+                    self.wfile.write(body)
 
             do_GET = do_PUT = do_POST = do_DELETE = do_HEAD = _any
 
