@@ -23,7 +23,8 @@ from s3sqs.config.fields import one_line
 from s3sqs.core.names import did_you_mean
 
 from infra.contract import (
-    ACCOUNT_ID_RE, CONSUMER_NAME_RE, account_grant_conditions, CONSUMER_NAME_RULE, DEFAULT_MAX_RECEIVE_COUNT, ORG_ID_RE, PRINCIPAL_PATTERN_RE,
+    ACCOUNT_ID_RE, CONSUMER_NAME_RE, account_grant_conditions, CONSUMER_NAME_RULE, DEFAULT_MAX_RECEIVE_COUNT, ORG_ID_RE, key_prefix_problem,
+    principal_pattern_problem,
 )
 
 # Top-level context keys this module owns. Any other key must be CDK's own (below), so that a typo such as
@@ -228,10 +229,9 @@ class AccountAccessConfig(_Section):
         account = info.context["account"]
 
         def check(pattern: str, _: list) -> str:
-            m = PRINCIPAL_PATTERN_RE.match(pattern)
-            if not m or m.group("account") != account:
-                raise ValueError(f"{pattern!r} is not allowed; allowed: an IAM role or user ARN pattern in account "
-                                 f"{account}, such as 'arn:aws:iam::{account}:role/ingest-*'")
+            problem = principal_pattern_problem(pattern, account)
+            if problem:
+                raise ValueError(problem)
             return pattern
         return _each(list(patterns), check)
 
@@ -269,6 +269,9 @@ class ConsumerConfig(_Section):
     @field_validator("prefix")
     @classmethod
     def _within_event_filter(cls, prefix: str, info: ValidationInfo) -> str:
+        problem = key_prefix_problem(prefix)
+        if problem:  # the prefix scopes the consumer's grants, not only its subscription
+            raise ValueError(problem)
         within = getattr((info.context or {}).get("event_filter"), "prefix", "")
         if prefix and not prefix.startswith(within):
             raise ValueError(f"{prefix!r} lies outside eventFilter.prefix {within!r}, so it would never receive an "

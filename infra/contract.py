@@ -14,9 +14,32 @@ from s3sqs.state.markers import MARKER_DIR as _MARKER_DIR
 # Who may be granted: the rules cdk.json's consumers and onboard-account's flags both check.
 ACCOUNT_ID_RE = re.compile(r"^[0-9]{12}\Z")
 ORG_ID_RE = re.compile(r"^o-[a-z0-9]{10,32}\Z")
-# An aws:PrincipalArn pattern for an account grant: roles or users of one account, wildcards allowed.
+# An aws:PrincipalArn pattern for an account grant: roles of one account, wildcards allowed. Not users: a user
+# carries long-term keys, and the stack's named principals (crossAccountPrincipals) are roles for that reason.
 PRINCIPAL_PATTERN_RE = re.compile(
-    r"^arn:(?P<partition>aws[a-z-]*):iam::(?P<account>[0-9]{12}):(?:role|user)/[A-Za-z0-9_+=,.@/*?-]{1,512}\Z")
+    r"^arn:(?P<partition>aws[a-z-]*):iam::(?P<account>[0-9]{12}):role/[A-Za-z0-9_+=,.@/*?-]{1,512}\Z")
+
+
+def principal_pattern_problem(pattern: str, account: str) -> str | None:
+    """Why `pattern` may not narrow a grant to `account` (None: it may). cdk.json's accountAccess and
+    onboard-account's --principal-arn-like both ask this."""
+    m = PRINCIPAL_PATTERN_RE.match(pattern)
+    if m and m.group("account") == account:
+        return None
+    if re.match(r"^arn:aws[a-z-]*:iam::[0-9]{12}:user/", pattern):
+        return (f"{pattern!r} is a user pattern; allowed: roles only (a user carries long-term keys), such as "
+                f"'arn:aws:iam::{account}:role/ingest-*'")
+    return (f"{pattern!r} is not allowed; allowed: an IAM role ARN pattern in account {account}, such as "
+            f"'arn:aws:iam::{account}:role/ingest-*'")
+
+
+def key_prefix_problem(prefix: str) -> str | None:
+    """Why a key prefix may not scope a grant (None: it may). Grants match keys by prefix, so 'analytics' also
+    grants 'analytics-private/...'; a folder prefix ends in '/'. '' is the whole bucket, said on purpose."""
+    if prefix == "" or prefix.endswith("/"):
+        return None
+    return (f"{prefix!r} also covers every key that merely starts with it, such as {prefix + '-private/'!r}; "
+            f"allowed: a prefix ending in '/', such as {prefix + '/'!r}, or '' for the whole bucket")
 
 
 def account_grant_conditions(principal_arn_like, principal_org_id) -> dict:

@@ -177,6 +177,9 @@ _DELETE = object()
     ("consumers[1].name", "Raw_Events", "consumers[1].name", "lower-case letters, digits and '-'"),
     ("consumers[1].name", "ingest", "consumers[1].name", "unique names"),
     ("consumers[1].prefix", "elsewhere/", "consumers[1].prefix", "a prefix starting with 'incoming/'"),
+    # A grant matches keys by prefix: without its '/', 'incoming/analytics' also grants 'incoming/analytics-private/'.
+    ("consumers[1].prefix", "incoming/analytics", "consumers[1].prefix",
+     "a prefix ending in '/', such as 'incoming/analytics/'"),
     ("consumers[1].maxRecieveCount", 3, "consumers[1]", "allowed keys: name, accountId, prefix"),
     ("consumers[1].icebergGlueDatabase", "Raw-Lake", "consumers[1].icebergGlueDatabase",
      "1-255 lower-case letters, digits and '_'"),
@@ -190,6 +193,8 @@ _DELETE = object()
     ("consumers[0].accountAccess", {}, "consumers[0].accountAccess", "principalArnLike (a list of role ARN patterns)"),
     ("consumers[0].accountAccess.principalArnLike", ["arn:aws:iam::210987654321:role/x"],
      "consumers[0].accountAccess.principalArnLike[0]", "in account 123456789012"),
+    ("consumers[0].accountAccess.principalArnLike", ["arn:aws:iam::123456789012:user/*"],
+     "consumers[0].accountAccess.principalArnLike[0]", "roles only (a user carries long-term keys)"),
     ("consumers[0].accountAccess.principalOrgId", "org-1", "consumers[0].accountAccess.principalOrgId",
      "an AWS Organizations id"),
     ("consumers[0].accountAccess.anyone", True, "consumers[0].accountAccess",
