@@ -70,17 +70,22 @@ class MotoServer:
                 self.process.wait()
 
 
-def start_moto_server(log_path: Path | None = None, port: int | None = None, detached: bool = False) -> MotoServer:
+def start_moto_server(log_path: Path | None = None, port: int | None = None, detached: bool = False,
+                      env: dict[str, str] | None = None, module: str | None = None) -> MotoServer:
     """A moto server on 127.0.0.1 (on `port`, else a free one). `detached` puts it in a session of its own, so it
-    outlives the command that started it and a Ctrl-C in that terminal (`make local-stack`)."""
+    outlives the command that started it and a Ctrl-C in that terminal (`make local-stack`). `env`: more of
+    moto's settings, such as MOTO_RECORDER_FILEPATH for a recording of every request; `module`: a Python module
+    that serves moto its own way (devtools.iam.recording_server)."""
     port = port or free_port()
     bin_dir = Path(sys.executable).parent
     exe = bin_dir / "moto_server"
-    cmd = [str(exe)] if exe.exists() else [sys.executable, "-m", "moto.server"]
+    cmd = [sys.executable, "-m", module] if module else [str(exe)] if exe.exists() else [sys.executable, "-m",
+                                                                                          "moto.server"]
     out = open(log_path, "ab") if log_path else subprocess.DEVNULL
     proc = subprocess.Popen(
         cmd + ["-H", "127.0.0.1", "-p", str(port)],
-        stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **FAKE_ENV}, start_new_session=detached,
+        stdout=out, stderr=subprocess.STDOUT, env={**os.environ, **FAKE_ENV, **(env or {})},
+        start_new_session=detached,
     )
     if log_path:
         out.close()  # the child has its own copy

@@ -411,6 +411,35 @@ def _principal(value: Any, before: list, accounts: list[str]) -> str:
 
 SCHEDULE = "schedule"
 DEFAULT_CLEANING_SCHEDULE = "rate(1 day)"
+# The roles of the deploying account that may assume the source cleaner's role for `source-state clean --apply`.
+OPERATOR_ROLES = "operatorRoles"
+_ROLE_NAME_PATTERN_RE = re.compile(r"^[A-Za-z0-9_+=,.@/*?-]{1,512}\Z")
+
+
+def _operator_role(item: Any, before: list) -> str:
+    """A role name (or name pattern) of the deploying account: the stack names the account itself."""
+    value = _expect(item, str)
+    if value.startswith("arn:"):
+        raise ValueError(f"{value!r} is an ARN; allowed: the role's name (or a name pattern such as 'data-ops-*'), "
+                         "since only roles of the deploying account may assume the cleaner's role")
+    if not _ROLE_NAME_PATTERN_RE.match(value) or not value.strip("*?/"):
+        raise ValueError(f"{value!r} is not allowed; allowed: an IAM role name or name pattern of the deploying "
+                         "account, such as 'data-ops' or 'data-ops-*' (not wildcards alone)")
+    if value in before:
+        raise ValueError(f"{value!r} is listed twice; allowed: each role once")
+    return value
+
+
+def cleaner_operator_roles(raw: Any, enabled: bool, schedule: str | None) -> tuple[str, ...]:
+    """`sourceCleaning.operatorRoles`: who may run `source-state clean --apply` as the cleaner's role. Nobody by
+    default (the stack's schedule runs it); with schedule "manual" somebody must."""
+    items = _each(_expect([] if raw is None else raw, list), _operator_role)
+    if items and not enabled:
+        raise ValueError("only allowed when cleanSource is archive or delete; leave it out")
+    if enabled and schedule is None and not items:
+        raise ValueError("empty, and with schedule \"manual\" nobody could run the cleaner; allowed: the names of "
+                         "the roles that run source-state clean --apply, such as [\"data-ops\"]")
+    return items
 _RATE_RE = re.compile(r"rate\((\d+) (minute|minutes|hour|hours|day|days)\)")
 _CRON_RE = re.compile(r"cron\(\S+( \S+){5}\)")
 
@@ -451,12 +480,15 @@ class StackConfig(BaseModel):
     source_cleaning: CleanSettings = Field(default_factory=CleanSettings, alias="sourceCleaning")
     # When the stack's function runs the cleaner (sourceCleaning.schedule, checked with the section above).
     cleaning_schedule: str | None = Field(DEFAULT_CLEANING_SCHEDULE, alias="sourceCleaningSchedule")
+    # Who else may assume the cleaner's role (sourceCleaning.operatorRoles, checked with the section above).
+    cleaning_operator_roles: tuple[str, ...] = Field((), alias="sourceCleaningOperatorRoles")
 
     @model_validator(mode="before")
     @classmethod
     def _schedule_of_cleaning(cls, values: Any) -> Any:
         if isinstance(values, dict) and isinstance(values.get("sourceCleaning"), dict):
-            values = {**values, "sourceCleaningSchedule": values["sourceCleaning"].get(SCHEDULE)}
+            values = {**values, "sourceCleaningSchedule": values["sourceCleaning"].get(SCHEDULE),
+                      "sourceCleaningOperatorRoles": values["sourceCleaning"].get(OPERATOR_ROLES) or ()}
         return values
 
     @field_validator("cleaning_schedule", mode="before")
@@ -471,14 +503,21 @@ class StackConfig(BaseModel):
         source bucket must lie outside what every consumer reads, or archived files would be read again."""
         raw = _expect({} if raw is None else raw, dict)
         try:
-            cleaning_schedule(raw.get(SCHEDULE))
+            schedule = cleaning_schedule(raw.get(SCHEDULE))
         except ValueError as e:
             raise _error_at((SCHEDULE,), str(e)) from None
-        raw = {k: v for k, v in raw.items() if k != SCHEDULE}
+        stack_only = {k: raw[k] for k in (SCHEDULE, OPERATOR_ROLES) if k in raw}
+        raw = {k: v for k, v in raw.items() if k not in stack_only}
         try:
             settings = parse_clean_settings(raw)
         except CleanSettingsError as e:
             raise _error_at((e.setting,), e.reason) from None
+        try:
+            cleaner_operator_roles(stack_only.get(OPERATOR_ROLES), settings.enabled, schedule)
+        except ValidationError as e:  # an item's error: its index is in the location
+            raise _error_at((OPERATOR_ROLES, *e.errors()[0]["loc"]), e.errors()[0]["msg"]) from None
+        except ValueError as e:
+            raise _error_at((OPERATOR_ROLES,), str(e)) from None
         bucket, filters = info.data.get("source_bucket"), info.data.get("event_filter")
         if settings.enabled and bucket is not None and bucket.imported and filters is not None:
             prefixes = [c.prefix or filters.prefix for c in info.data.get("consumers", ())]

@@ -106,6 +106,12 @@ def log_group_name(stack_name: str, consumer: str) -> str:
     return f"/s3sqs/{stack_name}/{consumer}"
 
 
+def cleaner_log_group_name(stack_name: str) -> str:
+    """The scheduled source cleaner's log group. Fixed, like the consumers': a customer key's policy can let
+    CloudWatch Logs use the key only for groups it names. '_' is no consumer name's, so the two never meet."""
+    return f"/s3sqs/{stack_name}/_source-cleaner"
+
+
 def alarm_name(stack_name: str, *parts: str) -> str:
     """Every alarm of the stack starts with its name, so the alarm topic can let exactly these alarms publish."""
     return "-".join((stack_name, *parts))

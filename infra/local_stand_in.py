@@ -89,7 +89,38 @@ def write_outputs_file(outputs: dict, path: str | os.PathLike, stack_name: str =
 
 def deploy_to_moto(template: dict, endpoint_url: str, region: str = "us-east-1") -> dict[str, str]:
     """Create the template's resources on a moto server; return the values its Outputs would have."""
-    return _Deployer(template, endpoint_url, region).deploy()
+    return deploy_stand_in(template, endpoint_url, region).outputs
+
+
+@dataclass(frozen=True)
+class StandIn:
+    """A template deployed on moto: its outputs, and each resource's properties resolved to the local names (what
+    a policy evaluator reads: the same ARNs the code calls). A resource the stand-in skips (a Lambda function) is
+    listed with what of it resolves (its role), or without properties."""
+    outputs: dict[str, str]
+    resources: dict[str, dict]  # logical id -> {"Type", "Properties", "Physical"}
+    account_id: str
+    region: str
+
+
+def deploy_stand_in(template: dict, endpoint_url: str, region: str = "us-east-1") -> StandIn:
+    deployer = _Deployer(template, endpoint_url, region)
+    outputs = deployer.deploy()
+    resolved = {}
+    for lid, r in deployer.resources.items():
+        props: dict = {}
+        try:
+            props = deployer.resolve(r.get("Properties", {}))
+        except StandInError:
+            if lid not in deployer.skipped:
+                raise
+            for k, v in r.get("Properties", {}).items():  # a skipped function: what of it is known here
+                try:
+                    props[k] = deployer.resolve(v)
+                except StandInError:
+                    pass
+        resolved[lid] = {"Type": r["Type"], "Properties": props, "Physical": deployer.physical.get(lid, {})}
+    return StandIn(outputs, resolved, deployer.account_id, region)
 
 
 @dataclass(frozen=True)
@@ -211,6 +242,7 @@ class _Deployer:
             "Custom::S3BucketNotifications": self._bucket_notifications,
             "AWS::IAM::Role": self._role,
             "AWS::IAM::Policy": self._policy,
+            "AWS::IAM::ManagedPolicy": self._managed_policy,
             "AWS::Logs::LogGroup": self._log_group,
             "AWS::CloudWatch::Alarm": self._alarm,
             "AWS::CloudWatch::Dashboard": self._dashboard,
@@ -524,6 +556,13 @@ class _Deployer:
             self.client("iam").put_role_policy(RoleName=role, PolicyName=p["PolicyName"],
                                                PolicyDocument=json.dumps(p["PolicyDocument"]))
         return {"Ref": lid, "Id": lid}
+
+    def _managed_policy(self, lid: str, props: dict) -> dict[str, str]:
+        p = self.resolve(props)
+        name = p.get("ManagedPolicyName") or _short(self.prefix + lid, 128)
+        arn = self.client("iam").create_policy(PolicyName=name, PolicyDocument=json.dumps(p["PolicyDocument"]),
+                                               Description=p.get("Description", ""))["Policy"]["Arn"]
+        return {"Ref": arn, "PolicyArn": arn}
 
     def _log_group(self, lid: str, props: dict) -> dict[str, str]:
         p = self.resolve(props)

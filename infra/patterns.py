@@ -147,7 +147,8 @@ class FanOutTopic(Construct):
         # Always a customer-managed key: S3 cannot publish to a topic under the AWS-managed SNS key. A fixed
         # name lets the key policy name the topic without a reference.
         topic_name = f"{stack.stack_name}-fan-out"
-        self.topic = sns.Topic(self, "Topic", topic_name=topic_name, enforce_ssl=True, master_key=encryption_key)
+        self.topic = sns.Topic(self, "Topic", topic_name=topic_name, master_key=encryption_key)
+        deny_insecure_transport(self.topic)
         mark_policy_owned(self.topic)
         from_source_bucket = {"ArnLike": {"aws:SourceArn": source_bucket.bucket_arn},
                               "StringEquals": {"aws:SourceAccount": Aws.ACCOUNT_ID}}
@@ -172,6 +173,39 @@ class FanOutTopic(Construct):
 
 
 KEY_USE = ["kms:GenerateDataKey*", "kms:Decrypt"]
+
+# Every action a topic policy can name: CDK's enforce_ssl denies plain HTTP to sns:Publish alone.
+TOPIC_ACTIONS = ["sns:AddPermission", "sns:DeleteTopic", "sns:GetDataProtectionPolicy", "sns:GetTopicAttributes",
+                 "sns:ListSubscriptionsByTopic", "sns:ListTagsForResource", "sns:Publish",
+                 "sns:PutDataProtectionPolicy", "sns:RemovePermission", "sns:SetTopicAttributes", "sns:Subscribe"]
+
+
+def insecure_transport_denial(actions: list[str], resources: list[str], sid: str = "DenyInsecureTransport"):
+    """Refuse every request over plain HTTP, whoever makes it."""
+    return iam.PolicyStatement(sid=sid, effect=iam.Effect.DENY, principals=[iam.AnyPrincipal()], actions=actions,
+                               resources=resources, conditions={"Bool": {"aws:SecureTransport": "false"}})
+
+
+def deny_insecure_transport(topic: sns.Topic) -> None:
+    topic.add_to_resource_policy(insecure_transport_denial(TOPIC_ACTIONS, [topic.topic_arn]))
+
+
+def key_use(key: kms.IKey, sid: str, actions: list[str], service: str, context_key: str, arns: list[str]):
+    """Use of the stack key through one service, for the named resources only: KMS hands AWS services the
+    resource's ARN as encryption context (a bucket's with S3 Bucket Keys, else its objects'; a queue's)."""
+    return iam.PolicyStatement(sid=sid, actions=actions, resources=[key.key_arn], conditions={
+        "StringEquals": {"kms:ViaService": f"{service}.{Aws.REGION}.amazonaws.com"},
+        "ArnLike": {f"kms:EncryptionContext:{context_key}": arns}})
+
+
+def key_use_through_s3(key: kms.IKey, sid: str, buckets: Sequence[s3.IBucket], actions=("kms:Decrypt",
+                       "kms:GenerateDataKey")) -> iam.PolicyStatement:
+    return key_use(key, sid, list(actions), "s3", "aws:s3:arn",
+                   [a for b in buckets for a in (b.bucket_arn, f"{b.bucket_arn}/*")])
+
+
+def key_use_through_sqs(key: kms.IKey, sid: str, queue_arns: Sequence[str], actions=("kms:Decrypt",)):
+    return key_use(key, sid, list(actions), "sqs", "aws:sqs:arn", list(queue_arns))
 
 
 def service_may(sid: str, service: str, actions: list[str], resources: list[str], conditions: dict):
@@ -348,8 +382,8 @@ class AlarmTopic(Construct):
     def __init__(self, scope: Construct, id: str, *, encryption_key: kms.IKey, emails: Sequence[str]) -> None:
         super().__init__(scope, id)
         stack = Stack.of(self)
-        self.topic = sns.Topic(self, "Topic", display_name=f"{stack.stack_name} alarms", enforce_ssl=True,
-                               master_key=encryption_key)
+        self.topic = sns.Topic(self, "Topic", display_name=f"{stack.stack_name} alarms", master_key=encryption_key)
+        deny_insecure_transport(self.topic)
         mark_policy_owned(self.topic)
         from_stack_alarms = {
             "ArnLike": {"aws:SourceArn": stack.format_arn(service="cloudwatch", resource="alarm",
@@ -380,6 +414,12 @@ def _object_arn(bucket: s3.IBucket, pattern: str) -> str:
     return bucket.arn_for_objects(pattern)
 
 
+def list_statement(sid: str, bucket: s3.IBucket, prefix: str) -> iam.PolicyStatement:
+    """ListBucket on `bucket` below `prefix` ("" is the whole bucket)."""
+    return iam.PolicyStatement(sid=sid, actions=["s3:ListBucket"], resources=[bucket.bucket_arn],
+                               conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}} if prefix else None)
+
+
 class JobRole(Construct):
     """EMR Serverless execution role for one consumer, with every statement written out."""
 
@@ -392,6 +432,7 @@ class JobRole(Construct):
         application_arn: str,
         source_bucket: s3.IBucket,
         read_pattern: str,
+        read_prefix: str,
         checkpoint_bucket: s3.IBucket,
         checkpoint_prefix: str,
         output_prefix: str,
@@ -422,15 +463,16 @@ class JobRole(Construct):
                     _object_arn(checkpoint_bucket, f"{output_prefix}*"),
                 ],
             ),
+            # Folder prefixes end in "/": "checkpoints/ingest*" would also list "checkpoints/ingest-v2/".
             iam.PolicyStatement(
                 sid="ListCheckpointAndOutput",
                 actions=["s3:ListBucket"],
                 resources=[checkpoint_bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [
-                    f"{checkpoint_prefix}*", checkpoint_prefix.rstrip("/"),
-                    f"{output_prefix}*", output_prefix.rstrip("/"),
-                ]}},
+                conditions={"StringLike": {"s3:prefix": [f"{checkpoint_prefix}*", f"{output_prefix}*"]}},
             ),
+            # What backfills list (includeExistingFiles, backfillInterval); also what makes S3 answer a read of a
+            # key deleted before the job reads it with 404 rather than 403.
+            list_statement("ListSourcePrefix", source_bucket, read_prefix),
             iam.PolicyStatement(
                 sid="ReadJobArtifacts",
                 actions=["s3:GetObject"],
@@ -464,13 +506,10 @@ class JobRole(Construct):
         if consumer.iceberg_glue_database:
             statements.append(iceberg_glue_statement(stack, consumer.iceberg_glue_database))
         if encryption_key is not None:
-            statements.append(
-                iam.PolicyStatement(
-                    sid="UseStackKey",
-                    actions=["kms:Decrypt", "kms:GenerateDataKey"],
-                    resources=[encryption_key.key_arn],
-                )
-            )
+            # Through S3 for its checkpoint and code, through SQS for its own queue: not the other consumers'.
+            statements += [key_use_through_s3(encryption_key, "UseStackKeyThroughS3",
+                                              [checkpoint_bucket, artifacts_bucket]),
+                           key_use_through_sqs(encryption_key, "UseStackKeyThroughSqs", [queue.queue_arn])]
         self.role = iam.Role(
             self,
             "Role",
@@ -496,7 +535,7 @@ class SourceCleanerRole(Construct):
     def __init__(self, scope: Construct, id: str, *, source_bucket: s3.IBucket, read_patterns: Sequence[str],
                  checkpoint_bucket: s3.IBucket, marker_prefixes: Sequence[str], journal_prefix: str,
                  archive_bucket: str | None, archive_prefix: str, encryption_key: kms.IKey | None,
-                 scheduled: bool = False) -> None:
+                 scheduled: bool, operator_roles: Sequence[str]) -> None:
         super().__init__(scope, id)
         stack = Stack.of(self)
         statements = [
@@ -533,16 +572,19 @@ class SourceCleanerRole(Construct):
                 actions=["s3:PutObject", "s3:PutObjectTagging", "s3:GetObject", "s3:AbortMultipartUpload"],
                 resources=[f"arn:{Aws.PARTITION}:s3:::{archive_bucket}/{archive_prefix}*"],
             ))
-        if encryption_key is not None:
-            statements.append(iam.PolicyStatement(sid="UseStackKey", actions=["kms:Decrypt", "kms:GenerateDataKey"],
-                                                  resources=[encryption_key.key_arn]))
+        if encryption_key is not None:  # the markers and the journal, in the checkpoint bucket
+            statements.append(key_use_through_s3(encryption_key, "UseStackKeyThroughS3", [checkpoint_bucket]))
+        # Assumed by the stack's scheduled function, and by the roles cdk.json names for source-state clean --apply
+        # (sourceCleaning.operatorRoles): not by every principal of the account that may call sts:AssumeRole.
+        trusted: list[iam.IPrincipal] = [iam.ServicePrincipal("lambda.amazonaws.com")] if scheduled else []
+        if operator_roles:
+            trusted.append(iam.AccountRootPrincipal().with_conditions({"ArnLike": {"aws:PrincipalArn": [
+                f"arn:{Aws.PARTITION}:iam::{Aws.ACCOUNT_ID}:role/{name}" for name in operator_roles]}}))
         self.role = iam.Role(
             self, "Role",
             description=f"The only role of {stack.stack_name} that may delete from the source bucket "
                         "(source-state clean)",
-            # The stack's scheduled function runs as this role too, when there is one (ScheduledCleaner).
-            assumed_by=iam.CompositePrincipal(iam.AccountRootPrincipal(), iam.ServicePrincipal("lambda.amazonaws.com"))
-            if scheduled else iam.AccountRootPrincipal(),
+            assumed_by=iam.CompositePrincipal(*trusted),
             inline_policies={"SourceCleaning": iam.PolicyDocument(statements=statements)},
         )
         acknowledge_wildcards(self, self.role, statements)
@@ -563,11 +605,13 @@ class ScheduledCleaner(Construct):
     minute before the function's 15-minute limit and the next takes up the rest. A failed run alarms."""
 
     def __init__(self, scope: Construct, id: str, *, role: iam.Role, schedule: str, config: dict, code_dir: str,
-                 retention_days: int, encryption_key: kms.IKey | None, alarms: AlarmConfig,
+                 log_group_name: str, retention_days: int, encryption_key: kms.IKey | None, alarms: AlarmConfig,
                  alarm_action: cloudwatch.IAlarmAction, alarm_name: str) -> None:
         super().__init__(scope, id)
         stack = Stack.of(self)
-        log_group = logs.LogGroup(self, "Logs", retention=logs.RetentionDays(_retention_enum(retention_days)),
+        # Named, so that the stack key's policy can let CloudWatch Logs encrypt it (the key names its groups).
+        log_group = logs.LogGroup(self, "Logs", log_group_name=log_group_name,
+                                  retention=logs.RetentionDays(_retention_enum(retention_days)),
                                   encryption_key=encryption_key, removal_policy=RemovalPolicy.RETAIN)
         self.function = lambda_.Function(
             self, "Function",
@@ -626,6 +670,87 @@ _WILDCARD_REASONS = {
     "KeepCleaningJournal": "The cleaner writes one journal object per chunk of cleaned files; limited to its "
                            "own journal prefix.",
     "WriteArchive": "Archived files keep their keys below the archive prefix; limited to that prefix.",
+}
+
+
+class OperatorPolicy(Construct):
+    """The managed policy an operator's role attaches: exactly what the operator tools call (tests/iam records
+    them and evaluates each against this policy). submit-job, job-runs, source-state (read), redrive-dlq,
+    compact-table, and assuming the source cleaner's role when there is one; not onboard-account, which edits
+    resource policies and is the data owner's (docs/operations.md lists its actions)."""
+
+    def __init__(self, scope: Construct, id: str, *, application: emrs.CfnApplication, artifacts_bucket: s3.IBucket,
+                 artifacts_prefix: str, checkpoint_bucket: s3.IBucket, checkpoint_prefix: str, output_prefix: str,
+                 job_roles: Sequence[iam.IRole], log_group_arns: Sequence[str], queues: Sequence[sqs.IQueue],
+                 dlqs: Sequence[sqs.IQueue], glue_databases: Sequence[str], encryption_key: kms.IKey | None,
+                 cleaner_role: iam.IRole | None) -> None:
+        super().__init__(scope, id)
+        stack = Stack.of(self)
+        runs = f"{application.attr_arn}/jobruns/*"
+        statements = [
+            iam.PolicyStatement(sid="UploadJobArtifacts", actions=["s3:GetObject", "s3:PutObject",
+                                                                   "s3:AbortMultipartUpload"],
+                                resources=[artifacts_bucket.arn_for_objects(f"{artifacts_prefix}*")]),
+            # Without it S3 answers a HEAD of an artifact not uploaded yet with 403, not 404.
+            list_statement("ListJobArtifacts", artifacts_bucket, artifacts_prefix),
+            iam.PolicyStatement(sid="RunJobs", actions=["emr-serverless:GetApplication", "emr-serverless:ListJobRuns",
+                                                        "emr-serverless:StartJobRun"],
+                                resources=[application.attr_arn]),
+            iam.PolicyStatement(sid="WatchJobRuns", actions=[
+                "emr-serverless:GetJobRun", "emr-serverless:CancelJobRun", "emr-serverless:GetDashboardForJobRun",
+                "emr-serverless:TagResource"], resources=[runs]),
+            iam.PolicyStatement(sid="PassJobRoles", actions=["iam:PassRole"], resources=[r.role_arn for r in job_roles],
+                                conditions={"StringEquals": {"iam:PassedToService": "emr-serverless.amazonaws.com"}}),
+            iam.PolicyStatement(sid="ReadJobLogs", actions=["logs:DescribeLogStreams", "logs:GetLogEvents"],
+                                resources=[a for arn in log_group_arns for a in (arn, f"{arn}:log-stream:*")]),
+            # source-state reads the checkpoints; compact-table rewrites the tables' files below output/.
+            iam.PolicyStatement(sid="ReadSourceState", actions=["s3:GetObject"],
+                                resources=[checkpoint_bucket.arn_for_objects(f"{checkpoint_prefix}*")]),
+            iam.PolicyStatement(sid="CompactTables", actions=["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"],
+                                resources=[checkpoint_bucket.arn_for_objects(f"{output_prefix}*")]),
+            iam.PolicyStatement(sid="ListCheckpointsAndTables", actions=["s3:ListBucket"],
+                                resources=[checkpoint_bucket.bucket_arn],
+                                conditions={"StringLike": {"s3:prefix": [f"{checkpoint_prefix}*",
+                                                                          f"{output_prefix}*"]}}),
+            iam.PolicyStatement(sid="RedriveDeadLetterQueues", actions=[
+                "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
+                "sqs:ListDeadLetterSourceQueues", "sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks",
+                "sqs:CancelMessageMoveTask"], resources=[q.queue_arn for q in dlqs]),
+            iam.PolicyStatement(sid="RedriveIntoQueues", actions=["sqs:SendMessage", "sqs:GetQueueAttributes"],
+                                resources=[q.queue_arn for q in queues]),
+        ]
+        if glue_databases:
+            glue = [stack.format_arn(service="glue", resource="catalog")]
+            for db in dict.fromkeys(glue_databases):
+                glue += [stack.format_arn(service="glue", resource="database", resource_name=db),
+                         stack.format_arn(service="glue", resource="table", resource_name=f"{db}/*")]
+            statements.append(iam.PolicyStatement(sid="CompactIcebergTables", resources=glue, actions=[
+                "glue:GetDatabase", "glue:GetTable", "glue:UpdateTable"]))
+        if encryption_key is not None:
+            statements += [
+                key_use_through_s3(encryption_key, "UseStackKeyThroughS3", [artifacts_bucket, checkpoint_bucket]),
+                key_use_through_sqs(encryption_key, "UseStackKeyThroughSqs", [q.queue_arn for q in (*queues, *dlqs)],
+                                    actions=("kms:Decrypt", "kms:GenerateDataKey"))]
+        if cleaner_role is not None:
+            statements.append(iam.PolicyStatement(sid="AssumeSourceCleaner", actions=["sts:AssumeRole"],
+                                                  resources=[cleaner_role.role_arn]))
+        self.policy = iam.ManagedPolicy(self, "Policy", description=f"What {stack.stack_name}'s operator tools "
+                                        "call: attach it to the operators' role", statements=statements)
+        for statement in statements:
+            reason = _OPERATOR_WILDCARD_REASONS.get(statement.sid)
+            for resource in statement.resources:
+                text = nag_resource_text(self, resource)
+                if reason and "*" in text:
+                    acknowledge(self.policy, f"AwsSolutions-IAM5[Resource::{text}]", reason)
+
+
+_OPERATOR_WILDCARD_REASONS = {
+    "UploadJobArtifacts": "submit-job uploads each consumer's code under content-addressed keys below jobs/.",
+    "WatchJobRuns": "Job run ids are made per run; limited to the stack's one application.",
+    "ReadJobLogs": "Log stream names are made per run; limited to the consumers' own log groups.",
+    "ReadSourceState": "source-state reads every consumer's state files below checkpoints/.",
+    "CompactTables": "compact-table rewrites the data files of the consumers' tables below output/.",
+    "CompactIcebergTables": "compact-table commits to the consumers' Iceberg tables by name, in their own databases.",
 }
 
 

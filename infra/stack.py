@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from aws_cdk import Aws, CfnOutput, Duration, RemovalPolicy, Stack
+from aws_cdk import ArnFormat, Aws, CfnOutput, Duration, RemovalPolicy, Stack
 from aws_cdk import aws_iam as iam
 from aws_cdk import aws_kms as kms
 from aws_cdk import aws_s3 as s3
@@ -14,12 +14,14 @@ from s3sqs.cleaning.rule import Consumer
 
 from infra.config import StackConfig
 from infra.contract import (
-    EMR_LOGS_PREFIX, SOURCE_CLEANING_PREFIX, alarm_name, checkpoint_prefix, commit_markers_location,
-    commit_markers_prefix, dashboard_name, emr_logs_prefix, job_artifacts_prefix, log_group_name, output_prefix,
+    CHECKPOINTS_PREFIX, EMR_LOGS_PREFIX, JOB_ARTIFACTS_PREFIX, OUTPUT_PREFIX, SOURCE_CLEANING_PREFIX, alarm_name,
+    checkpoint_prefix, cleaner_log_group_name, commit_markers_location, commit_markers_prefix, dashboard_name,
+    emr_logs_prefix, job_artifacts_prefix, log_group_name, output_prefix,
 )
 from infra.patterns import (
-    AlarmTopic, ConsumerMonitoring, ConsumerQueue, FanOutTopic, JobRole, ScheduledCleaner, SecureBucket,
-    SourceCleanerRole, SparkApplication, acknowledge, job_log_group, mark_policy_owned, reaches_alarm,
+    AlarmTopic, ConsumerMonitoring, ConsumerQueue, FanOutTopic, JobRole, OperatorPolicy, ScheduledCleaner,
+    SecureBucket, SourceCleanerRole, SparkApplication, acknowledge, insecure_transport_denial, job_log_group,
+    mark_policy_owned, reaches_alarm,
 )
 
 # The connector's package, which the scheduled source cleaner runs from.
@@ -37,7 +39,10 @@ class StreamingStack(Stack):
         cfg = config
 
         key: kms.IKey | None = None
+        # Every log group the stack key encrypts: the consumers' and, when it runs on a schedule, the cleaner's.
         log_group_names = [log_group_name(self.stack_name, c.name) for c in cfg.consumers]
+        if cfg.source_cleaning.enabled and cfg.cleaning_schedule is not None:
+            log_group_names.append(cleaner_log_group_name(self.stack_name))
         if cfg.kms.customer_managed:
             key = kms.Key(
                 self,
@@ -48,14 +53,14 @@ class StreamingStack(Stack):
                 removal_policy=RemovalPolicy.RETAIN,
             )
             mark_policy_owned(key)
-            # CloudWatch Logs encrypts the consumers' log groups with this key, and only those: the names are
-            # fixed, so the key policy names each group without a reference.
+            # CloudWatch Logs encrypts the stack's log groups with this key, and only those: the names are
+            # fixed, so the key policy names each group without a reference. (No kms:Describe*: a DescribeKey
+            # request carries no encryption context, so under this condition it could never be allowed.)
             key.add_to_resource_policy(
                 iam.PolicyStatement(
                     sid="AllowCloudWatchLogs",
                     principals=[iam.ServicePrincipal(f"logs.{Aws.REGION}.amazonaws.com")],
-                    actions=["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*",
-                             "kms:Describe*"],
+                    actions=["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*"],
                     resources=["*"],
                     conditions={"ArnEquals": {"kms:EncryptionContext:aws:logs:arn": [
                         f"arn:{Aws.PARTITION}:logs:{Aws.REGION}:{Aws.ACCOUNT_ID}:log-group:{name}"
@@ -179,7 +184,8 @@ class StreamingStack(Stack):
             role = JobRole(
                 self, f"JobRole{consumer.construct_id}", consumer=consumer,
                 application_arn=self.application.attr_arn, source_bucket=source,
-                read_pattern=cfg.read_pattern(consumer), checkpoint_bucket=self.checkpoint_bucket,
+                read_pattern=cfg.read_pattern(consumer), read_prefix=cfg.read_prefix(consumer),
+                checkpoint_bucket=self.checkpoint_bucket,
                 checkpoint_prefix=checkpoints, output_prefix=output,
                 artifacts_bucket=self.artifacts_bucket, artifacts_prefix=artifacts,
                 monitoring_prefix=monitoring,
@@ -218,15 +224,29 @@ class StreamingStack(Stack):
                       description=f"Dead-letter queue of consumer {consumer.name}")
 
         if cfg.source_bucket.imported:
-            # add_to_resource_policy is a no-op on an imported bucket: the owner must add these.
+            # add_to_resource_policy is a no-op on an imported bucket: the owner must add these, with the SSL-only
+            # denial every bucket the stack makes has.
+            denial = insecure_transport_denial(["s3:*"], [source.bucket_arn, source.arn_for_objects("*")],
+                                               sid="DenyInsecureTransport")
             CfnOutput(self, "SourceBucketPolicyStatements",
-                      value=self.to_json_string([s.to_statement_json() for s in self.read_statements]),
+                      value=self.to_json_string([s.to_statement_json() for s in [*self.read_statements, denial]]),
                       description="Statements the source bucket's owner must add to its bucket policy")
         else:
             for statement in self.read_statements:
                 source.add_to_resource_policy(statement)
 
         self.cleaner_role = self._source_cleaner() if cfg.source_cleaning.enabled else None
+        self.operator_policy = OperatorPolicy(
+            self, "Operator", application=self.application, artifacts_bucket=self.artifacts_bucket,
+            artifacts_prefix=JOB_ARTIFACTS_PREFIX, checkpoint_bucket=self.checkpoint_bucket,
+            checkpoint_prefix=CHECKPOINTS_PREFIX, output_prefix=OUTPUT_PREFIX,
+            job_roles=[r.role for r in self.job_roles.values()],
+            log_group_arns=[self.format_arn(service="logs", resource="log-group", resource_name=g.log_group_name,
+                                            arn_format=ArnFormat.COLON_RESOURCE_NAME) for g in self.log_groups.values()],
+            queues=[q.queue for q in self.consumer_queues.values()], dlqs=[q.dlq for q in self.consumer_queues.values()],
+            glue_databases=[c.iceberg_glue_database for c in cfg.consumers if c.iceberg_glue_database],
+            encryption_key=key, cleaner_role=self.cleaner_role,
+        ).policy
         self._outputs(consumers_out)
         self._acknowledge_notifications_handler()
 
@@ -239,7 +259,7 @@ class StreamingStack(Stack):
             marker_prefixes=[commit_markers_prefix(c.name) for c in cfg.consumers],
             journal_prefix=SOURCE_CLEANING_PREFIX, archive_bucket=cleaning.archive_bucket,
             archive_prefix=cleaning.archive_prefix, encryption_key=self.key,
-            scheduled=cfg.cleaning_schedule is not None,
+            scheduled=cfg.cleaning_schedule is not None, operator_roles=cfg.cleaning_operator_roles,
         ).role
         journal = self.checkpoint_bucket.s3_url_for_object(SOURCE_CLEANING_PREFIX)
         published = {**cleaning.as_settings(), "roleArn": role.role_arn, "journalUri": journal,
@@ -251,7 +271,8 @@ class StreamingStack(Stack):
             ScheduledCleaner(
                 self, "SourceCleanerSchedule", role=role, schedule=cfg.cleaning_schedule,
                 config=scheduled.config_json(cleaning, self.source_bucket.bucket_name, readers, journal),
-                code_dir=str(APP_DIR), retention_days=cfg.emr.log_retention_days, encryption_key=self.key,
+                code_dir=str(APP_DIR), log_group_name=cleaner_log_group_name(self.stack_name),
+                retention_days=cfg.emr.log_retention_days, encryption_key=self.key,
                 alarms=cfg.alarms, alarm_action=self.alarm_topic.action,
                 alarm_name=alarm_name(self.stack_name, "source-cleaner-failures"),
             )
@@ -274,6 +295,8 @@ class StreamingStack(Stack):
     def _outputs(self, consumers_out: dict) -> None:
         # The tools take their region from here, so a shell set to another region cannot send them elsewhere.
         CfnOutput(self, "Region", value=Aws.REGION, description="Region the stack is deployed in")
+        CfnOutput(self, "OperatorPolicyArn", value=self.operator_policy.managed_policy_arn,
+                  description="Managed policy with what the operator tools call: attach it to the operators' role")
         CfnOutput(self, "TopicArn", value=self.topic.topic_arn, description="SNS fan-out topic")
         CfnOutput(self, "SourceBucketName", value=self.source_bucket.bucket_name,
                   description="Bucket whose ObjectCreated events are streamed")

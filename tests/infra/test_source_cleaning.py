@@ -44,10 +44,9 @@ def test_on_exactly_one_role_may_delete_and_only_what_the_consumers_read(cleanin
     tpl = cleaning_template
     role_lid, role = one(tpl, "AWS::IAM::Role", "SourceCleanerRole")
     assert source_deleters(tpl) == [role_lid]
-    # The account's principals (source-state clean) and the scheduled function (rate(1 day), the default).
-    assert statements(role["Properties"]["AssumeRolePolicyDocument"])[0]["Principal"] == {"AWS": {"Fn::Join": [
-        "", ["arn:", {"Ref": "AWS::Partition"}, ":iam::", {"Ref": "AWS::AccountId"}, ":root"]]},
-        "Service": "lambda.amazonaws.com"}
+    # The scheduled function alone (rate(1 day), the default): no operatorRoles, so no principal of the account.
+    assert statements(role["Properties"]["AssumeRolePolicyDocument"]) == [{
+        "Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"Service": "lambda.amazonaws.com"}}]
     source = one(tpl, "AWS::S3::Bucket", "SourceBucket")[0]
     ckpt = one(tpl, "AWS::S3::Bucket", "CheckpointsBucket")[0]
     (policy,) = role["Properties"]["Policies"]
@@ -107,14 +106,19 @@ def test_on_the_stack_runs_the_cleaner_daily_as_its_one_role_and_alarms_when_a_r
     assert '"schedule":"rate(1 day)"' in join_text(tpl["Outputs"]["SourceCleaning"]["Value"])
 
 
-def test_a_manual_schedule_defines_no_function_and_only_the_accounts_principals_may_assume_the_role():
+def test_a_manual_schedule_defines_no_function_and_only_the_named_operator_roles_may_assume_the_role():
     from infra.local_stand_in import synth_template
 
-    tpl = synth_template({"sourceCleaning": {**SOURCE_CLEANING_CONTEXT["sourceCleaning"], "schedule": "manual"}})
+    tpl = synth_template({"sourceCleaning": {**SOURCE_CLEANING_CONTEXT["sourceCleaning"], "schedule": "manual",
+                                             "operatorRoles": ["data-ops", "cleaners/*"]}})
     assert [k for k in of_type(tpl, "AWS::Lambda::Function") if not k.startswith("BucketNotificationsHandler")] == []
     assert not of_type(tpl, "AWS::Events::Rule")
     role = one(tpl, "AWS::IAM::Role", "SourceCleanerRole")[1]
-    assert set(statements(role["Properties"]["AssumeRolePolicyDocument"])[0]["Principal"]) == {"AWS"}
+    (trust,) = statements(role["Properties"]["AssumeRolePolicyDocument"])
+    assert set(trust["Principal"]) == {"AWS"}
+    assert [join_text(p) for p in trust["Condition"]["ArnLike"]["aws:PrincipalArn"]] == [
+        "arn:<AWS::Partition>:iam::<AWS::AccountId>:role/data-ops",
+        "arn:<AWS::Partition>:iam::<AWS::AccountId>:role/cleaners/*"]
 
 
 @pytest.mark.parametrize("schedule, message", [

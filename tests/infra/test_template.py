@@ -88,6 +88,7 @@ EXPECTED_DEFAULT_COUNTS = {
     "AWS::Logs::LogGroup": 2,              # one per consumer
     "AWS::EMRServerless::Application": 1,
     "AWS::KMS::Key": 1,                    # the topic's own key
+    "AWS::IAM::ManagedPolicy": 1,          # the operators' (OperatorPolicyArn)
 }
 
 
@@ -588,6 +589,7 @@ def test_job_role_is_least_privilege_and_written_out(which, name, request):
             ["s3:AbortMultipartUpload", "s3:DeleteObject", "s3:GetObject", "s3:PutObject"],
             [f"<{ckpt}.Arn>/checkpoints/{name}/*", f"<{ckpt}.Arn>/output/{name}/*"]),
         "ListCheckpointAndOutput": (["s3:ListBucket"], [f"<{ckpt}.Arn>"]),
+        "ListSourcePrefix": (["s3:ListBucket"], [source]),
         # Each consumer's own job code, logs and log group: nothing another consumer's role may touch.
         "ReadJobArtifacts": (["s3:GetObject"], [f"<{artifacts}.Arn>/jobs/{name}/*"]),
         "WriteMonitoringLogs": (["s3:PutObject"], [f"<{artifacts}.Arn>/emr-logs/{name}/*"]),
@@ -599,9 +601,10 @@ def test_job_role_is_least_privilege_and_written_out(which, name, request):
             f"arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:<{logs}>",
             f"arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:<{logs}>:log-stream:*"])),
     }
-    if variant:
+    if variant:  # the key through S3 and SQS only, for this consumer's buckets and queue (tests/iam evaluates it)
         key = one(tpl, "AWS::KMS::Key", "Key")[0]
-        expected["UseStackKey"] = (["kms:Decrypt", "kms:GenerateDataKey"], [f"<{key}.Arn>"])
+        expected["UseStackKeyThroughS3"] = (["kms:Decrypt", "kms:GenerateDataKey"], [f"<{key}.Arn>"])
+        expected["UseStackKeyThroughSqs"] = (["kms:Decrypt"], [f"<{key}.Arn>"])
     if variant and name == "raw-events":  # the only consumer that asks for Iceberg tables in Glue
         glue = "arn:<AWS::Partition>:glue:<AWS::Region>:<AWS::AccountId>"
         expected["UseIcebergGlueDatabase"] = (
@@ -614,8 +617,12 @@ def test_job_role_is_least_privilege_and_written_out(which, name, request):
         s = by_sid[sid]
         assert sorted(as_list(s["Action"])) == actions, sid
         assert sorted(join_text(r) for r in as_list(s["Resource"])) == sorted(resources), sid
+    # Folder prefixes, each ending in "/": consumer "ingest" lists nothing of "ingest-v2".
     assert by_sid["ListCheckpointAndOutput"]["Condition"] == {"StringLike": {"s3:prefix": [
-        f"checkpoints/{name}/*", f"checkpoints/{name}", f"output/{name}/*", f"output/{name}"]}}
+        f"checkpoints/{name}/*", f"output/{name}/*"]}}
+    read_prefix = read_pattern.split("*", 1)[0]
+    assert by_sid["ListSourcePrefix"].get("Condition") == (
+        {"StringLike": {"s3:prefix": [f"{read_prefix}*"]}} if read_prefix else None)
 
 
 # --- EMR ------------------------------------------------------------------------------------------

@@ -6,7 +6,6 @@ itself produces (moto runs nothing), and the 130 MB package build, for which a s
 submit-job is pointed (`--dist`, the one flag the test adds)."""
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shutil
@@ -21,7 +20,7 @@ import pytest
 from devtools.local_aws import FAKE_ENV, start_moto_server
 from infra import STACK_NAME
 from infra.local_stand_in import deploy_to_moto, synth_template, write_outputs_file
-from ops.packaging.target import CONNECTOR_NAME, ENTRY_POINT_NAME, Target
+from tests.support.emr import stand_in_dist
 from tests.test_docs import quick_start_commands, quick_start_context
 
 SKIPPED = {
@@ -32,23 +31,6 @@ SKIPPED = {
     ".venv/bin/source-state": "reads the state the job writes, and moto runs no job",
     ".venv/bin/python -c": "reads the table the job writes, and moto runs no job",
 }
-
-
-def _stand_in_dist(dist: Path) -> Path:
-    """A dist/ with package-job's names and manifest, for the stack's X86_64; its files are placeholders."""
-    dist.mkdir()
-    target = Target()
-    artifacts = {}
-    for name in (ENTRY_POINT_NAME, CONNECTOR_NAME, target.env_archive_name):
-        data = f"stand-in for {name}\n".encode()
-        (dist / name).write_bytes(data)
-        artifacts[name] = {"size": len(data), "sha256": hashlib.sha256(data).hexdigest(), "unpacked_size": len(data)}
-    manifest = {"target": {"python": target.python, "arch": target.arch, "glibc": target.glibc,
-                           "python_home": target.python_home, "emr_architecture": target.emr_architecture},
-                "entry_point": ENTRY_POINT_NAME, "connector": CONNECTOR_NAME, "environment": target.env_archive_name,
-                "artifacts": artifacts, "packages": {}, "transform_modules": []}
-    (dist / "manifest.json").write_text(json.dumps(manifest))
-    return dist
 
 
 def _runnable(commands: list[str], dist: Path) -> tuple[list[str], list[str]]:
@@ -68,7 +50,7 @@ def test_the_quick_start_runs_as_written_on_the_local_stand_in(tmp_path):
         outputs = deploy_to_moto(synth_template(quick_start_context()), server.endpoint_url, "us-east-1")
         write_outputs_file(outputs, tmp_path / "cdk-outputs.json")
         (tmp_path / ".venv").symlink_to(Path(sys.executable).parent.parent)
-        run, skipped = _runnable(quick_start_commands(), _stand_in_dist(tmp_path / "dist-stand-in"))
+        run, skipped = _runnable(quick_start_commands(), stand_in_dist(tmp_path / "dist-stand-in"))
         assert len(skipped) == 8 and len(run) == 9, skipped  # the README changed: look at SKIPPED again
         script = "set -euo pipefail\n" + "\n".join(run) + '\necho "RUN=$RUN"\n'
         env = {**os.environ, **FAKE_ENV, "AWS_REGION": "us-east-1", "AWS_ENDPOINT_URL": server.endpoint_url}
