@@ -1,7 +1,8 @@
 """An HTTP proxy on 127.0.0.1 that stands between the code and the local AWS stand-in and misbehaves
 on purpose: it delays answers, answers 503 SlowDown, drops connections before answering, cuts
 bodies short and stalls them midway, each at a rate, for the requests a rule picks. Tests and the chaos script use it to show
-that transient faults cost time, never data.
+that transient faults cost time, never data. It also answers 403 AccessDenied, every time, to the reads another rule
+picks (`deny`), as S3 answers a caller that may not read a key, or one without s3:ListBucket asking for a missing key.
 """
 from __future__ import annotations
 
@@ -13,10 +14,12 @@ from collections import Counter
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Callable
-from urllib.parse import urlparse
+from urllib.parse import unquote, urlparse, urlsplit
 
 SLOW_DOWN = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>SlowDown</Code>'
              b"<Message>Please reduce your request rate.</Message></Error>")
+ACCESS_DENIED = (b'<?xml version="1.0" encoding="UTF-8"?><Error><Code>AccessDenied</Code>'
+                 b"<Message>Access Denied</Message></Error>")
 
 
 @dataclass(frozen=True)
@@ -35,6 +38,12 @@ def s3_object_reads(method: str, path: str) -> bool:
     return method == "GET" and path.count("/") >= 2 and not path.startswith("/moto-api")
 
 
+def object_reads_of(bucket: str, *keys: str) -> Callable[[str, str], bool]:
+    """GETs and HEADs of these objects (path-style, as the stand-in is addressed), whatever their query string."""
+    paths = {f"/{bucket}/{key}" for key in keys}
+    return lambda method, path: method in ("GET", "HEAD") and unquote(urlsplit(path).path) in paths
+
+
 def s3_reads_and_sqs(method: str, path: str) -> bool:
     """Object GETs and every SQS call (SQS's JSON protocol posts to the queue URL or /)."""
     return s3_object_reads(method, path) or method == "POST"
@@ -42,10 +51,12 @@ def s3_reads_and_sqs(method: str, path: str) -> bool:
 
 class FaultProxy:
     def __init__(self, upstream: str, faults: Faults, applies: Callable[[str, str], bool] = s3_object_reads,
-                 seed: int = 0):
+                 seed: int = 0, deny: Callable[[str, str], bool] = lambda method, path: False):
+        """`deny`: the requests answered 403 AccessDenied, always, without asking upstream (object_reads_of)."""
         self.upstream = urlparse(upstream)
         self.faults = faults
         self.applies = applies
+        self.deny = deny
         self.injected: Counter = Counter()
         self._rng = random.Random(seed)
         self._lock = threading.Lock()
@@ -99,6 +110,11 @@ class FaultProxy:
 
             def _any(self) -> None:
                 body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
+                if proxy.deny(self.command, self.path):
+                    with proxy._lock:
+                        proxy.injected["denied"] += 1
+                    self._reply(403, "application/xml", ACCESS_DENIED)
+                    return
                 fault, delay = proxy._draw(self.command, self.path)
                 if delay:
                     time.sleep(delay)

@@ -52,7 +52,11 @@ def upload_artifacts(s3, dist: Path, manifest: dict, locations: ArtifactLocation
                 print(f"  {name}: already at {locations.uri(name)}", file=out, flush=True)
                 continue
         except ClientError as e:
-            if aws.error_code(e) not in ("404", "NoSuchKey", "NotFound"):
+            if _denied(e):  # S3's answer for a missing key too, to a caller without s3:ListBucket on the bucket
+                print(f"  {name}: cannot tell whether it is at {locations.uri(name)} (HEAD answered 403: no "
+                      "s3:ListBucket or s3:GetObject there); uploading it, which is harmless: its key is its "
+                      "content's digest", file=out, flush=True)
+            elif aws.error_code(e) not in ("404", "NoSuchKey", "NotFound"):
                 raise SubmitError(f"cannot read s3://{locations.bucket}/{key}: {e}") from None
         print(f"  {name}: uploading {human(meta['size'])} to {locations.uri(name)}", file=out, flush=True)
         try:
@@ -63,6 +67,12 @@ def upload_artifacts(s3, dist: Path, manifest: dict, locations: ArtifactLocation
             raise SubmitError(f"upload to {locations.uri(name)} failed: {e}") from None
         uploaded.append(name)
     return uploaded
+
+
+def _denied(e: ClientError) -> bool:
+    """A 403 (a HEAD's answer has no body, so botocore's code is the status itself)."""
+    status = e.response.get("ResponseMetadata", {}).get("HTTPStatusCode")
+    return status == 403 or aws.error_code(e) in ("403", "AccessDenied", "Forbidden")
 
 
 def not_found_in_region(what: str, region: str | None, e: ClientError) -> SubmitError:

@@ -80,7 +80,10 @@ def _submit(args, out) -> int:
                                            flag_names={"queueUrl": f"--consumer {args.consumer}, whose queue is"})
     except preflight.OptionError as e:
         raise SubmitError(str(e)) from None
-    preflight.check_options(raw, schema)
+    opts = preflight.check_options(raw, schema)
+    for warning in preflight.check_emr_backfill(opts, options, args.consumer, outputs.values.get("SourceBucketName"),
+                                                consumer.prefix, consumer.job_role_arn):
+        cli.say(warning)
     manifest = _manifest(args, outputs)
     spec = JobSpec(
         # The canonical form: the job's DataStreamReader.schema() refuses `name: type` columns that pass here.

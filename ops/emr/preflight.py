@@ -8,7 +8,10 @@ from __future__ import annotations
 
 from s3sqs.config.ddl import Schema, SchemaError, parse_schema
 from s3sqs.config.format_options import unreadable_column
-from s3sqs.config.options import OptionError, job_source_options, parse_options  # noqa: F401  (one owner)
+from s3sqs.config.options import (  # noqa: F401  (one owner)
+    AUTO_LOADER_PREFIX, LEGACY_PREFIX, OptionError, job_source_options, parse_options,
+)
+from s3sqs.config.source_options import SourceOptions
 
 from ops.emr import SubmitError
 from s3sqs.core.names import did_you_mean
@@ -27,8 +30,8 @@ def check_schema(schema_text: str | None, partition_by: tuple[str, ...]) -> Sche
     return schema
 
 
-def check_options(raw: dict[str, str], schema: Schema | None) -> None:
-    """The source accepts these options, and its partitionColumns are in the schema."""
+def check_options(raw: dict[str, str], schema: Schema | None) -> SourceOptions:
+    """The source accepts these options, and its partitionColumns are in the schema. Returns them, parsed."""
     try:
         opts = parse_options(raw)
     except OptionError as e:
@@ -38,6 +41,7 @@ def check_options(raw: dict[str, str], schema: Schema | None) -> None:
         problem = unreadable_column(opts.file_format, [(c.name, c.type.simple) for c in schema.columns])
         if problem:
             raise SubmitError(f"--schema: {problem}")
+    return opts
 
 
 def _check_columns(flag: str, columns: tuple[str, ...], schema: Schema) -> None:
@@ -89,6 +93,69 @@ def check_emr_locations(checkpoint: str, output: str, options: dict[str, str], s
     base = next((v for k, v in options.items() if k.lower().removeprefix("spark.s3conn.") == "basepath"), None)
     if base is not None and not base.startswith("s3://"):
         raise SubmitError(f"--option basePath={base}: an EMR run lists s3:// locations only (the source bucket)")
+
+
+# ---------------------------------------------------------------- what an EMR run lists and backfills
+
+def check_emr_backfill(opts: SourceOptions, given: dict[str, str], consumer: str, source_bucket: str | None,
+                       read_prefix: str, role_arn: str = "") -> list[str]:
+    """What the source's backfill would list or record stays where the consumer's job role may list and read:
+    the stack's source bucket (`source_bucket`, its SourceBucketName output) under the consumer's read prefix
+    (its `prefix` output; '' is the whole bucket). Refuses a run that would go outside it; returns warnings,
+    one line each (an inventory report the stack grants no read of). `opts` are the parsed source options,
+    `given` the --option values as the operator spelled them, `role_arn` the job role's (for the warning).
+
+    includeExistingFiles and backfillInterval list basePath (planning/listing.py): outside the read prefix the
+    job role may not list it, and could not read what a listing found (its s3:GetObject has the same scope), so
+    the run is refused. backfillFromInventory lists nothing but records the report's objects under basePath (the
+    whole report without it, planning/inventory.py), which are then read: the same scope, refused the same way."""
+    listing = next((n for n in ("includeExistingFiles", "backfillInterval") if _listing_on(opts, n)), None)
+    inventory = opts.backfill_from_inventory
+    if listing is None and inventory is None:
+        return []
+    if not source_bucket:
+        raise SubmitError(f"--option {_shown(given, listing or 'backfillFromInventory')}: the outputs file has no "
+                          "SourceBucketName, so what the job role may list is unknown; re-run `cdk deploy "
+                          "--outputs-file` with the current infra/ code")
+    scope = f"s3://{source_bucket}/{read_prefix}"
+    role = (f"consumer {consumer!r}'s job role may list and read only {scope} (the stack's source bucket, under "
+            "the consumer's prefix)")
+    base = opts.base_path
+    if listing is not None and base is not None and not _under(base, scope):
+        raise SubmitError(f"--option {_shown(given, listing)} lists basePath {base}, but {role}; use "
+                          f"--option basePath={scope} or a location under it")
+    if inventory is None:
+        return []
+    if base is not None and not _under(base, scope):
+        raise SubmitError(f"--option {_shown(given, 'backfillFromInventory')} records the report's objects under "
+                          f"basePath {base}, but {role}; use --option basePath={scope} or a location under it")
+    if base is None and read_prefix:
+        raise SubmitError(f"--option {_shown(given, 'backfillFromInventory')} without basePath records every object "
+                          f"of the report, but {role}; add --option basePath={scope}")
+    if _under(inventory, scope):
+        return []
+    # A warning, not a refusal: the report lives in the bucket S3 Inventory writes to, whose bucket policy the
+    # operator sets up anyway (for S3 to deliver the report) and may already grant this role its read; that grant
+    # is outside the stack and cannot be seen from here (no I/O). Without it nothing is lost: the query fails at
+    # its start naming the report (planning/inventory.py) before it records any of the report's objects, and the
+    # queue's messages stay in the queue or the index until a run can go on.
+    report_bucket = inventory.removeprefix("s3://").split("/", 1)[0]
+    grantee = f" ({role_arn})" if role_arn else ""
+    return [f"warning: --option {_shown(given, 'backfillFromInventory')}: the stack grants consumer {consumer!r}'s "
+            f"job role no read of s3://{report_bucket}/ (it reads only {scope}); grant it{grantee} s3:GetObject on "
+            "the report's manifest and data files (in that bucket's policy, say) or the run fails at its start"]
+
+
+def _listing_on(opts: SourceOptions, name: str) -> bool:
+    return bool(opts.include_existing_files if name == "includeExistingFiles" else opts.backfill_interval_seconds)
+
+
+def _shown(given: dict[str, str], name: str) -> str:
+    """`key=value` of an option as the operator gave it (any case, cloudFiles. or spark.s3conn. before it)."""
+    for key, value in given.items():
+        if key.lower().removeprefix(LEGACY_PREFIX).removeprefix(AUTO_LOADER_PREFIX) == name.lower():
+            return f"{key}={value}"
+    return name
 
 
 def check_iceberg_database(table: str | None, consumer: str, database: str | None) -> None:

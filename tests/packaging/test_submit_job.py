@@ -392,3 +392,33 @@ def test_a_streaming_wait_ends_once_the_run_runs():
     assert done_waiting("RUNNING", until_running=True) and not done_waiting("RUNNING")
     assert not done_waiting("SCHEDULED", until_running=True) and not done_waiting("PENDING", until_running=True)
     assert all(done_waiting(s) and done_waiting(s, until_running=True) for s in ("SUCCESS", "FAILED", "CANCELLED"))
+
+
+def test_a_backfill_is_refused_where_the_consumer_s_job_role_may_not_list(stack, tmp_path):
+    """The preview (no --apply) refuses what the job role could not list, before anything is read from AWS."""
+    outputs, outputs_file = stack
+    source = outputs["SourceBucketName"]
+    prefix = json.loads(outputs["Consumers"])[CONSUMER]["prefix"]
+    assert prefix == "analytics/"
+    rc, out, err = submit(outputs_file, tmp_path / "dist", "http://127.0.0.1:9",
+                          "--option", "includeExistingFiles=true", "--option", "basePath=s3://someone-else/landing/")
+    assert rc == 2 and out == ""
+    assert err == (f"submit-job: error: --option includeExistingFiles=true lists basePath s3://someone-else/landing/, "
+                   f"but consumer 'analytics''s job role may list and read only s3://{source}/analytics/ (the stack's "
+                   f"source bucket, under the consumer's prefix); use --option basePath=s3://{source}/analytics/ or a "
+                   "location under it\n")
+    rc, _, err = submit(outputs_file, tmp_path / "dist", "http://127.0.0.1:9",
+                        "--option", "backfillInterval=1d", "--option", f"basePath=s3://{source}/")
+    assert rc == 2 and f"lists basePath s3://{source}/, but consumer 'analytics''s job role" in err
+    rc, out, err = submit(outputs_file, tmp_path / "dist", "http://127.0.0.1:9",
+                          "--option", "includeExistingFiles=true", "--option", f"basePath=s3://{source}/analytics/2026/")
+    assert rc == 0 and json.loads(out)["applicationId"] == outputs["EmrApplicationId"], err
+    # An inventory report in a bucket of its own: the run may go, with a warning of the grant it needs.
+    report = "s3://inventory-reports/source/daily/2026-11-26T01-00Z/manifest.json"
+    rc, out, err = submit(outputs_file, tmp_path / "dist", "http://127.0.0.1:9",
+                          "--option", f"backfillFromInventory={report}", "--option", f"basePath=s3://{source}/analytics/")
+    assert rc == 0 and out
+    role = json.loads(outputs["Consumers"])[CONSUMER]["jobRoleArn"]
+    assert (f"warning: --option backfillFromInventory={report}: the stack grants consumer 'analytics''s job role no "
+            f"read of s3://inventory-reports/ (it reads only s3://{source}/analytics/); grant it ({role}) "
+            "s3:GetObject") in err

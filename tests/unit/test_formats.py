@@ -7,7 +7,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from s3sqs.core.vocabulary import Mode
-from s3sqs.reading.filesystems import classify
+from s3sqs.reading.filesystems import classify, with_retries
 from s3sqs.reading.formats import FormatOptions as Parsing
 from s3sqs.reading.formats import MalformedFile, empty, reader_of
 
@@ -97,3 +97,38 @@ def test_errors_are_classified_for_what_to_do_with_the_file():
     with pytest.raises(OSError) as corrupt_gzip:
         pa.CompressedInputStream(pa.BufferReader(pa.py_buffer(b"not gzip at all")), "gzip").read()
     assert classify(corrupt_gzip.value) == "bad"
+
+
+# pyarrow's words for S3's 403, as it says them for a HEAD (no body) and a GET.
+HEAD_403 = ("When reading information for key 'in/x.csv' in bucket 'b': AWS Error ACCESS_DENIED during HeadObject "
+            "operation: No response body.")
+GET_403 = "AWS Error ACCESS_DENIED during GetObject operation: Access Denied"
+
+
+def test_a_403_is_denied_not_missing_transient_or_bad_and_never_retried():
+    """S3 answers 403 for a key the job role may not read and, without s3:ListBucket, for a missing one."""
+    assert classify(OSError(HEAD_403)) == "denied"
+    assert classify(OSError(GET_403)) == "denied"
+    assert classify(OSError("AWS Error UNKNOWN (HTTP status 403) during HeadObject operation: No response body."))\
+        == "denied"
+    calls = []
+
+    def read():
+        calls.append(1)
+        raise OSError(HEAD_403)
+    with pytest.raises(OSError, match="ACCESS_DENIED"):
+        with_retries("s3://b/in/x.csv", read, sleep=lambda s: pytest.fail("a 403 was retried"))
+    assert len(calls) == 1
+
+
+def test_the_key_s_own_name_does_not_decide_how_a_failure_is_treated():
+    """Digits in a key (a date) are not an HTTP status: a slow read of 'in/2024-04-04.csv' is retried, not
+    recorded as missing, and a missing 'in/403.csv' is missing."""
+    assert classify(OSError("When reading information for key 'in/2024-04-04.csv' in bucket 'b': AWS Error "
+                            "NETWORK_CONNECTION during GetObject operation: curlCode: 28, Timeout was reached"))\
+        == "transient"
+    assert classify(OSError("When reading information for key 'in/403.csv' in bucket 'b': AWS Error NO_SUCH_KEY: "
+                            "NoSuchKey")) == "missing"
+    assert classify(OSError("When reading information for key 'in/AccessDenied-404.csv' in bucket 'b': AWS Error "
+                            "SLOW_DOWN during GetObject operation: SlowDown 503")) == "transient"
+    assert classify(OSError("Couldn't connect to server 'proxy.internal'")) == "transient"  # an apostrophe, no name

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 import time
 
 import pyarrow as pa
@@ -25,6 +26,11 @@ BACKOFF_SECONDS = 0.5
 WHOLE_FILE_BYTES = 64 << 20  # smaller files are fetched in one GET and parsed from memory
 
 # How a failed read is to be treated, from the words of pyarrow's (and the AWS SDK's) error.
+# S3 answers 403 AccessDenied both for a key the caller may not read and for a missing key when the caller
+# has no s3:ListBucket on the bucket: neither is worth a retry, and which one it is cannot be told from here.
+_DENIED = ("ACCESS_DENIED", "AccessDenied", "HTTP status 403")
+DENIED_REASON = ("HTTP 403: the key may have been deleted (S3 answers 403 for a missing key without s3:ListBucket) "
+                 "or the job role may not read it")
 _MISSING = ("NoSuchKey", "Path does not exist", "does not exist", "No such file", "NOT_FOUND", "404")
 _TRANSIENT = ("curlCode", "NETWORK_CONNECTION", "SlowDown", "503", "500", "Connection reset", "timed out",
               "Timeout", "Throttl", "InternalError", "ServiceUnavailable", "RequestTimeout", "connection",
@@ -58,7 +64,7 @@ def put_json(filesystems: "Filesystems", location: str, name: str, body: dict, w
     records and the schema's proposals."""
     fs, root = filesystems.for_location(location)
     path = f"{root}/{name}"
-    fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+    ensure_parent(fs, path)
 
     def put():
         with fs.open_output_stream(path) as out:
@@ -66,19 +72,41 @@ def put_json(filesystems: "Filesystems", location: str, name: str, body: dict, w
     with_retries(f"{path} ({what})", put)
 
 
+def ensure_parent(fs: pafs.FileSystem, path: str) -> None:
+    """The folder `path` goes in, on a local filesystem. Not on S3, which has no folders: there pyarrow's
+    create_dir HEADs the bucket and writes a marker object for every level up to the bucket's top, calls the
+    job role (its prefixes only, no bucket-wide listing) may not make."""
+    if isinstance(fs, pafs.LocalFileSystem):
+        fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+
+
 def classify(error: BaseException) -> str:
-    """"missing", "transient" or "bad" (the file itself cannot be read as asked)."""
+    """"missing", "denied" (HTTP 403: DENIED_REASON), "transient" or "bad" (the file itself cannot be read as
+    asked)."""
     if isinstance(error, FileNotFoundError):
         return "missing"
     if isinstance(error, (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, ValueError,
                           UnicodeDecodeError, EOFError)) and not isinstance(error, OSError):
         return "bad"
-    text = str(error)
+    text = _words(error)
+    if isinstance(error, (OSError, pa.ArrowException)) and any(d in text for d in _DENIED):
+        return "denied"
     if any(m in text for m in _MISSING):
         return "missing"
     if isinstance(error, (OSError, pa.ArrowException)) and any(t.lower() in text.lower() for t in _TRANSIENT):
         return "transient"
     return "bad"
+
+
+# A name as pyarrow quotes it: after a space, up to a quote that ends a word (an apostrophe, as in "Couldn't
+# connect", opens none).
+_QUOTED = re.compile(r"(?:(?<=\s)|^)'[^']*'(?=[\s:.,;)]|$)")
+
+
+def _words(error: BaseException) -> str:
+    """The error's text without the names pyarrow quotes in it: a key such as 'in/2024-04-04.csv' says
+    nothing about what went wrong, and its digits must not read as an HTTP status."""
+    return _QUOTED.sub("''", str(error))
 
 
 def with_retries(what: str, fn, attempts: int = READ_ATTEMPTS, sleep=time.sleep):

@@ -10,23 +10,26 @@ import pyarrow.fs as pafs
 from ..core.files import S3File
 from ..core.vocabulary import FileStatus
 from ..state.quarantine import copy_name, record, record_name
-from .filesystems import Filesystems, put_json, with_retries
+from .filesystems import Filesystems, ensure_parent, put_json, with_retries
 
 log = logging.getLogger("s3sqs.reader")
 
 
 def write_record(filesystems: Filesystems, location: str, batch_end: int, f: S3File, status: FileStatus,
                  error: str | None = None, malformed: int = 0, dropped: int = 0, reason: str | None = None,
-                 new_columns: tuple[str, ...] = (), keep: bool = False) -> None:
+                 new_columns: tuple[str, ...] = (), keep: bool = False, copy: bool = True) -> None:
     """One record per file and batch. `keep`: the file was split across tasks and this piece only has
     malformed rows or new columns to report, so a record by another piece that sets the file aside (bad or
-    missing) stays as it is."""
+    missing) stays as it is. `copy`: a quarantined file is copied beside its record, unless it could not be
+    read at all (HTTP 403), when its record says `copy: null` and why in its error."""
     fs, root = filesystems.for_location(location)
     if keep and _sets_aside(fs, f"{root}/{record_name(batch_end, f)}"):
         log.warning("s3-sqs: %s is already set aside by another part of it; its record stays", f.uri)
         return
     rec = record(f, status, error, malformed, dropped, reason, new_columns)
-    if status == FileStatus.QUARANTINED:
+    if status == FileStatus.QUARANTINED and not copy:
+        rec["copy"] = None
+    elif status == FileStatus.QUARANTINED:
         rec["copy"] = f"{location.rstrip('/')}/{copy_name(f)}"
         try:
             with_retries(f"{f.uri} (quarantine copy)", lambda: _copy(filesystems, f, fs, f"{root}/{copy_name(f)}"))
@@ -44,5 +47,5 @@ def _sets_aside(fs: pafs.FileSystem, path: str) -> bool:
 
 
 def _copy(filesystems: Filesystems, f: S3File, dest_fs: pafs.FileSystem, dest: str) -> None:
-    dest_fs.create_dir(dest.rsplit("/", 1)[0], recursive=True)
+    ensure_parent(dest_fs, dest)
     pafs.copy_files(f.path, dest, source_filesystem=filesystems.of(f), destination_filesystem=dest_fs)

@@ -10,8 +10,11 @@ are fetched whole, as before.
 
 A file's fate: read; or missing (deleted after it was announced: recorded, like Spark's
 ignoreMissingFiles); or bad (cannot be parsed: quarantined by default, or the batch fails when
-`onBadFile` is `fail`). A transient fault is retried; one that outlasts the retries fails the batch,
-which Spark retries: a good file is never set aside because the network was slow.
+`onBadFile` is `fail`); or denied (HTTP 403: deleted, when the job role has no s3:ListBucket, or not
+readable by it; which one cannot be told, so it is never retried nor taken for missing, and `onBadFile`
+decides as for a bad file, without a copy that would be denied too). A transient fault is retried; one
+that outlasts the retries fails the batch, which Spark retries: a good file is never set aside because the
+network was slow.
 
 A streamed file's rows go out before its end is read, so a file found bad part way keeps the rows already
 read, as Spark's ignoreCorruptFiles keeps them, and its quarantine record says how many. A file split
@@ -37,7 +40,7 @@ from .big import stream_rows
 from .blocks import read_in_blocks
 from .conform import META_COLUMNS, conform
 from .file_schema import infer_file
-from .filesystems import WHOLE_FILE_BYTES, Filesystems, classify, fetch, with_retries
+from .filesystems import DENIED_REASON, WHOLE_FILE_BYTES, Filesystems, classify, fetch, with_retries
 from .formats import FileRows, FormatOptions, empty, reader_of
 from .quarantine_writer import write_record
 from .schema_proposals import stop_for_new_columns
@@ -184,6 +187,17 @@ def _settle_failure(filesystems: Filesystems, o: _Outcome, spec: ReadSpec, batch
         log.warning("s3-sqs: %s is gone (deleted after it was announced?); recorded as missing", f.uri)
         write_record(filesystems, spec.quarantine_location, batch_end, f, FileStatus.MISSING, detail)
         return FileStatus.MISSING
+    if kind == "denied":  # gone or not ours to read: set aside like a bad file, with no copy (it would be denied)
+        detail = f"{DENIED_REASON} ({detail})"
+        if spec.on_bad_file == BadFileAction.FAIL:
+            raise FileReadError(
+                f"s3-sqs could not read {f.uri}: {detail}. Check that the key exists and that the job role may read "
+                "it (s3:GetObject, and s3:ListBucket for S3 to answer 404 for a missing key), or set the option "
+                "onBadFile=quarantine to record such files and go on") from e
+        write_record(filesystems, spec.quarantine_location, batch_end, f, FileStatus.QUARANTINED, detail, copy=False)
+        log.error("s3-sqs quarantined %s without a copy: %s (record under %s/batches)", f.uri, detail,
+                  spec.quarantine_location)
+        return FileStatus.QUARANTINED
     if spec.on_bad_file == BadFileAction.FAIL:
         raise FileReadError(
             f"s3-sqs could not read {f.uri}: {detail}. Fix or delete the file, or set the option "
