@@ -404,9 +404,13 @@ def build_targets(req: Request, clients: dict) -> list[Target]:
             match = pm.bucket_sid_matcher(g, req.prefixes)
             targets.append(_revoke_target(store, match))
         else:
-            desired = pm.bucket_statements(g, bucket, req.prefixes)
+            # The GetObject statements, and the SSL-only denial unless the policy has one already. A revoke (above)
+            # never takes that denial away: it guards every reader of the bucket, not this grantee's access, and
+            # others' statements may count on it; ending a grant needs no plain-HTTP access.
             legacy = pm.legacy_bucket_sids(g, req.prefixes)
-            targets.append(_grant_target(store, lambda _t, d=desired: d, obsolete=legacy.__contains__))
+            targets.append(_grant_target(
+                store, lambda doc, b=bucket: pm.bucket_grant_statements(g, b, req.prefixes, doc),
+                obsolete=legacy.__contains__))
 
     if req.queue_url:
         qstore = QueuePolicyStore(clients["sqs"], req.queue_url)
@@ -414,7 +418,7 @@ def build_targets(req: Request, clients: dict) -> list[Target]:
             targets.append(_revoke_target(qstore, _sid_is(pm.queue_statement(g, "-")["Sid"])))
         else:
             # The ARN comes from the queue itself, read together with the policy.
-            targets.append(_grant_target(qstore, lambda _t, s=qstore: [pm.queue_statement(g, s.queue_arn)]))
+            targets.append(_grant_target(qstore, lambda _doc, s=qstore: [pm.queue_statement(g, s.queue_arn)]))
 
     if req.topic_arn:
         sstore = SubscriptionStore(clients["sns"], req.topic_arn, req.subscriber_queue_arn)
@@ -437,7 +441,8 @@ def build_targets(req: Request, clients: dict) -> list[Target]:
             stmts = pm.kms_statements(g, key_region, queue_arn=req.queue_arn,
                                       bucket_arns=[pm.bucket_arn(b, req.partition) for b in encrypted])
             if stmts:
-                targets.append(_grant_target(kstore, lambda _t: stmts))
+                # Statements earlier versions wrote with kms:DescribeKey are replaced, as an upgrade, not a conflict.
+                targets.append(_grant_target(kstore, lambda _doc: stmts, superseded=pm.legacy_kms_statements(stmts)))
     return targets
 
 
@@ -478,13 +483,16 @@ def _sid_is(sid: str) -> Callable[[str], bool]:
     return lambda s: s == sid
 
 
-def _grant_target(store: PolicyStore, desired_for: Callable[[str | None], list[dict]],
-                  obsolete: Callable[[str], bool] | None = None) -> Target:
+def _grant_target(store: PolicyStore, desired_for: Callable[[dict], list[dict]],
+                  obsolete: Callable[[str], bool] | None = None, superseded: list[dict] = ()) -> Target:
+    """`desired_for` gives the statements a policy document must hold: they may depend on what it holds already
+    (the bucket's SSL-only denial is added only where no equivalent one is)."""
     def compute(text: str | None) -> pm.Plan:
-        return pm.plan_grant(text, desired_for(text), store.label, obsolete)
+        desired = desired_for(pm.parse_policy(text, store.label))
+        return pm.plan_grant(text, desired, store.label, obsolete, superseded)
 
     def verify(doc: dict) -> bool:
-        return pm.has_statements(doc, desired_for(None))
+        return pm.has_statements(doc, desired_for(doc))
 
     return Target(store, compute, verify)
 

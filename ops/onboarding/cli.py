@@ -46,6 +46,9 @@ def parser() -> argparse.ArgumentParser:
     cli.add_apply_args(p, act="write the policies")
     p.add_argument("--revoke", action="store_true",
                    help="remove what onboarding added for this consumer (without --prefix: every prefix)")
+    p.add_argument("--share-queue", action="store_true",
+                   help="queue mode: grant the queue even though another account already consumes it (the two "
+                        "then compete for its messages); without it, such a grant is refused")
     p.add_argument("--force", action="store_true",
                    help="write where onboarding refuses: its own statements changed by hand (they are replaced), "
                         "or a policy a CloudFormation stack's template holds")
@@ -63,6 +66,14 @@ def _onboard(req: Request, clients: dict, out=print, err=cli.say) -> int:
     out(f"# {action} {who} ({'apply' if req.apply else 'dry run'})")
     # Every policy is read and checked before any is written, so a bad one stops the run with nothing changed.
     prepared = [onboarding_aws.prepare(t) for t in onboarding_aws.build_targets(req, clients)]
+    readers = _other_queue_readers(req, prepared)
+    if readers and req.share_queue:
+        err(f"note: {pm.shared_queue_note(req.queue_url, req.grantee, readers)}")
+    elif readers:  # --force does not share a queue: that takes its own, explicit flag
+        problem = pm.shared_queue_problem(req.queue_url, req.grantee, readers)
+        if req.apply:
+            raise OnboardError(f"refusing to write, nothing changed: {problem}")
+        err(f"warning: --apply would refuse: {problem}")
     refusals = [r for p in prepared for r in pm.refusals(p.plan, p.label, revoke=req.revoke, policy_owner=p.policy_owner)]
     if refusals and req.apply and not req.force:
         for p in prepared:
@@ -111,6 +122,17 @@ def _onboard(req: Request, clients: dict, out=print, err=cli.say) -> int:
                 "\"crossAccountPrincipals\") so the next `cdk deploy` keeps the grant:")
             out(json.dumps(art["cdk_context"], indent=2))
     return 0
+
+
+def _other_queue_readers(req: Request, prepared: list[onboarding_aws.Prepared]) -> dict[str, str]:
+    """Queue mode: the accounts other than the grantee's that already consume the queue this grant adds it to
+    (none when the queue policy has the grant already, as a previous run left it)."""
+    if req.revoke:
+        return {}
+    for p in prepared:
+        if isinstance(p.target.store, onboarding_aws.QueuePolicyStore) and p.plan.changed:
+            return pm.other_queue_readers(p.plan.before, req.grantee, req.declared_queue_readers)
+    return {}
 
 
 def cdk_json_context(path: Path) -> dict | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import fnmatch
 import hashlib
 import json
 import re
@@ -16,14 +17,29 @@ from dataclasses import dataclass
 from typing import Callable, Iterable
 
 from infra.contract import (
-    ACCOUNT_ID_RE, ORG_ID_RE, PRINCIPAL_PATTERN_RE, QUEUE_CONSUME_ACTIONS, account_grant_conditions,
+    ACCOUNT_ID_RE, ORG_ID_RE, QUEUE_CONSUME_ACTIONS, account_grant_conditions, principal_pattern_problem,
 )
 from ops.onboarding import OnboardError
 
 SID_PREFIX = "S3SqsOnboard"
 POLICY_VERSION = "2012-10-17"
 
-KMS_ACTIONS = ("kms:Decrypt", "kms:DescribeKey")
+# What the consumer does with the key: decrypt, through SQS (its messages) and S3 (its objects). The key-policy
+# statements hold it to kms:ViaService and the resource's encryption context; a DescribeKey request carries no
+# encryption context, so under those conditions it never applied, and the connector does not call it.
+KMS_ACTIONS = ("kms:Decrypt",)
+# What earlier versions wrote instead (the same statements, with DescribeKey): a grant replaces them as an
+# upgrade, not as a hand edit, and a revoke finds them by Sid as before.
+LEGACY_KMS_ACTIONS = ("kms:Decrypt", "kms:DescribeKey")
+
+# The bucket policy's SSL-only denial that a grant makes sure of: every bucket the stack creates has one, and an
+# imported bucket, whose policy the stack cannot edit, gets it from onboarding. Outside every grantee's Sid
+# namespace, so no revoke ever matches it.
+DENY_INSECURE_TRANSPORT_SID = "S3SqsDenyInsecureTransport"
+
+# Earlier versions accepted user patterns in --principal-arn-like; a revoke still takes them (see for_account).
+_LEGACY_PRINCIPAL_PATTERN_RE = re.compile(
+    r"^arn:aws[a-z-]*:iam::(?P<account>[0-9]{12}):(?:role|user)/[A-Za-z0-9_+=,.@/*?-]{1,512}\Z")
 
 ROLE_ARN_RE = re.compile(r"^arn:(aws[a-z-]*):iam::([0-9]{12}):role/([A-Za-z0-9_+=,.@/-]{1,512})\Z")
 
@@ -58,16 +74,17 @@ class Grantee:
     @classmethod
     def for_account(cls, account: str, partition: str = "aws", principal_arn_like: Iterable[str] = (),
                     principal_org_id: str | None = None, require_conditions: bool = True) -> "Grantee":
+        """`require_conditions` False is a revoke: it finds statements by Sid whatever they were granted with, so
+        it needs no condition, and takes the user patterns earlier versions granted (it only removes)."""
         if not isinstance(account, str) or not ACCOUNT_ID_RE.match(account):
             raise PolicyError(f"--consumer-account {account!r} is not an AWS account id: use exactly 12 digits")
         patterns = tuple(dict.fromkeys(principal_arn_like))
         for pattern in patterns:
-            m = PRINCIPAL_PATTERN_RE.match(pattern)
-            if not m or m.group("account") != account:
-                raise PolicyError(
-                    f"--principal-arn-like {pattern!r} is not an IAM role or user ARN pattern in account {account}: "
-                    f"expected e.g. arn:aws:iam::{account}:role/analytics-*"
-                )
+            # The rule cdk.json's accountAccess.principalArnLike follows too: roles of this account only.
+            problem = principal_pattern_problem(pattern, account)
+            legacy = _LEGACY_PRINCIPAL_PATTERN_RE.match(pattern)
+            if problem and not (not require_conditions and legacy and legacy.group("account") == account):
+                raise PolicyError(f"--principal-arn-like {problem}")
         if principal_org_id is not None and not ORG_ID_RE.match(principal_org_id):
             raise PolicyError(f"--principal-org-id {principal_org_id!r} is not an AWS Organizations id like o-a1b2c3d4e5")
         if not patterns and principal_org_id is None and require_conditions:
@@ -151,8 +168,155 @@ def bucket_sid_matcher(grantee: Grantee, prefixes: Iterable[str] | None) -> Call
     return lambda sid: sid in wanted
 
 
+def insecure_transport_denial(bucket: str, partition: str = "aws") -> dict:
+    """Deny every request to the bucket and its objects over plain HTTP, whoever makes it: the statement the
+    stack puts on the buckets it creates (and asks an imported bucket's owner to add)."""
+    arn = bucket_arn(bucket, partition)
+    return {"Sid": DENY_INSECURE_TRANSPORT_SID, "Effect": "Deny", "Principal": {"AWS": "*"}, "Action": "s3:*",
+            "Resource": [arn, f"{arn}/*"], "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
+
+
+def _as_list(value) -> list:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _is_everyone(principal) -> bool:
+    return principal == "*" or (isinstance(principal, dict) and "*" in _as_list(principal.get("AWS")))
+
+
+def _covers(pattern: str, arn: str) -> bool:
+    """Whether a Resource entry surely covers `arn` (an ARN, or an object ARN ending in '/*'): the same ARN, '*',
+    or a pattern whose only wildcard is a trailing '*' after a prefix of it. Anything cleverer is not counted."""
+    if pattern in ("*", arn):
+        return True
+    head = pattern[:-1]
+    literal = arn[:-1] if arn.endswith("/*") else arn
+    return pattern.endswith("*") and not any(c in head for c in "*?") and literal.startswith(head)
+
+
+def _denies_insecure_transport(stmt: dict) -> bool:
+    """An unconditional-but-for-HTTP Deny of every S3 action for everyone: nothing narrower counts."""
+    if stmt.get("Effect") != "Deny" or {"NotAction", "NotResource", "NotPrincipal"} & set(stmt):
+        return False
+    if not _is_everyone(stmt.get("Principal")):
+        return False
+    if not {a.lower() for a in _as_list(stmt.get("Action")) if isinstance(a, str)} & {"s3:*", "*"}:
+        return False
+    condition = stmt.get("Condition")
+    if not isinstance(condition, dict) or list(condition) != ["Bool"] or not isinstance(condition["Bool"], dict) \
+            or len(condition["Bool"]) != 1:
+        return False
+    ((key, value),) = condition["Bool"].items()
+    return key.lower() == "aws:securetransport" and [str(v).lower() for v in _as_list(value)] == ["false"]
+
+
+def has_insecure_transport_denial(doc: dict, bucket: str, partition: str = "aws") -> bool:
+    """Whether the bucket policy already denies plain HTTP to everyone, on the bucket and on all its objects
+    (in one statement or several, with any Sid or none)."""
+    arn = bucket_arn(bucket, partition)
+    covered = {target for s in statements_of(doc) if _denies_insecure_transport(s)
+               for target in (arn, f"{arn}/*")
+               if any(_covers(r, target) for r in _as_list(s.get("Resource")) if isinstance(r, str))}
+    return covered == {arn, f"{arn}/*"}
+
+
+def bucket_grant_statements(grantee: Grantee, bucket: str, prefixes: Iterable[str], current: dict) -> list[dict]:
+    """What a grant makes sure the bucket policy (`current`) holds: GetObject per prefix, and the SSL-only
+    denial unless an equivalent one is there already."""
+    out = bucket_statements(grantee, bucket, prefixes)
+    if not has_insecure_transport_denial(current, bucket, grantee.partition):
+        out.append(insecure_transport_denial(bucket, grantee.partition))
+    return out
+
+
 def queue_statement(grantee: Grantee, queue_arn: str) -> dict:
     return grantee.statement(f"{grantee.sid_namespace}SqsConsume", list(QUEUE_CONSUME_ACTIONS), queue_arn)
+
+
+# Of the consume actions, those that take messages from the queue or delete them: two accounts granted these on
+# one queue compete for its messages, and each can delete the other's. sqs:GetQueueAttributes alone (a dashboard,
+# an alarm, a health check) takes nothing from anybody, so it does not make an account a reader.
+MESSAGE_ACTIONS = tuple(a for a in QUEUE_CONSUME_ACTIONS if a != "sqs:GetQueueAttributes")
+_PRINCIPAL_ACCOUNT_RE = re.compile(r"^arn:aws[a-z-]*:(?:iam|sts)::([0-9]{12}):")
+EVERYONE = "*"  # what queue_readers says for a principal "*" no condition ties to accounts
+
+
+def _action_matches(pattern, action: str) -> bool:
+    # IAM action names are case-insensitive, and a pattern may use * and ?.
+    return isinstance(pattern, str) and fnmatch.fnmatchcase(action.lower(), pattern.lower())
+
+
+def _allows_message_actions(stmt: dict) -> bool:
+    if stmt.get("Effect") != "Allow":
+        return False
+    if "NotAction" in stmt:  # Allow everything but these
+        excluded = _as_list(stmt["NotAction"])
+        return any(not any(_action_matches(p, a) for p in excluded) for a in MESSAGE_ACTIONS)
+    return any(_action_matches(p, a) for p in _as_list(stmt.get("Action")) for a in MESSAGE_ACTIONS)
+
+
+def _principal_accounts(stmt: dict) -> set[str]:
+    """The accounts whose principals an Allow statement names; EVERYONE for '*' (or NotPrincipal), unless an
+    aws:PrincipalAccount condition names the accounts. Service principals are no account's."""
+    if "NotPrincipal" in stmt or _is_everyone(stmt.get("Principal")):
+        for op, keys in (stmt.get("Condition") or {}).items():
+            if op in ("StringEquals", "StringLike") and isinstance(keys, dict):
+                named = [v for k, v in keys.items() if k.lower() == "aws:principalaccount"]
+                if named and all(isinstance(a, str) and ACCOUNT_ID_RE.match(a) for v in named for a in _as_list(v)):
+                    return {a for v in named for a in _as_list(v)}
+        return {EVERYONE}
+    principal = stmt.get("Principal")
+    out = set()
+    for p in _as_list(principal.get("AWS")) if isinstance(principal, dict) else []:
+        m = _PRINCIPAL_ACCOUNT_RE.match(p) if isinstance(p, str) else None
+        if isinstance(p, str) and ACCOUNT_ID_RE.match(p):
+            out.add(p)
+        elif m:
+            out.add(m.group(1))
+    return out
+
+
+def queue_readers(doc: dict | None) -> dict[str, list[str]]:
+    """Accounts a queue policy lets receive or delete messages -> the statements that do (their Sids), in order."""
+    out: dict[str, list[str]] = {}
+    for i, stmt in enumerate(statements_of(doc or {})):
+        if _allows_message_actions(stmt):
+            for account in sorted(_principal_accounts(stmt)):
+                out.setdefault(account, []).append(stmt.get("Sid") if isinstance(stmt.get("Sid"), str)
+                                                   else f"statement {i + 1} (no Sid)")
+    return out
+
+
+def other_queue_readers(doc: dict | None, grantee: Grantee, declared: dict[str, str] | None = None) -> dict[str, str]:
+    """Accounts other than the grantee's that already consume the queue -> how we know: the queue policy
+    (`doc`), and `declared`, what cdk.json or the stack's outputs say about the consumer whose queue it is."""
+    out = {account: f"queue policy statement {', '.join(sids)}"
+           for account, sids in queue_readers(doc).items() if account != grantee.account}
+    for account, why in (declared or {}).items():
+        if account != grantee.account:
+            out[account] = f"{out[account]}; {why}" if account in out else why
+    return dict(sorted(out.items()))
+
+
+def _readers_text(readers: dict[str, str]) -> str:
+    return ", ".join(f"{'every principal it allows (' + EVERYONE + ')' if a == EVERYONE else 'account ' + a} "
+                     f"({why})" for a, why in readers.items())
+
+
+def shared_queue_problem(queue: str, grantee: Grantee, readers: dict[str, str]) -> str:
+    """Why granting `grantee` this queue needs --share-queue: one line, naming the other readers and the fix."""
+    a = grantee.account
+    return (f"queue {queue} is already consumed by {_readers_text(readers)}: account {a} would compete with it "
+            f"for the messages and could delete messages that are not its own. Give account {a} its own consumer in "
+            f"cdk.json (\"accountId\": \"{a}\"; a dry run prints the entry) and deploy, then onboard it onto that "
+            "consumer's queue; or pass --share-queue if the accounts are meant to share this queue")
+
+
+def shared_queue_note(queue: str, grantee: Grantee, readers: dict[str, str]) -> str:
+    return (f"--share-queue: queue {queue} is shared with {_readers_text(readers)}; account {grantee.account} "
+            "will compete with it for the messages")
 
 
 def topic_subscribe_sid(grantee: Grantee) -> str:
@@ -194,6 +358,12 @@ def kms_statements(grantee: Grantee, region: str, *, queue_arn: str | None, buck
     return out
 
 
+def legacy_kms_statements(statements: Iterable[dict]) -> list[dict]:
+    """The same statements as earlier versions wrote them, with kms:DescribeKey: found in a key policy, they are
+    replaced by a grant without counting as a hand edit."""
+    return [{**s, "Action": list(LEGACY_KMS_ACTIONS)} for s in statements]
+
+
 def kms_sid_matcher(grantee: Grantee) -> Callable[[str], bool]:
     """Every key-policy statement onboarding wrote for this grantee, the single one of earlier versions too."""
     ns = grantee.sid_namespace
@@ -230,8 +400,13 @@ def consumer_role_policy(
             "Sid": "ConsumeSourceQueue", "Effect": "Allow", "Action": list(QUEUE_CONSUME_ACTIONS), "Resource": queue_arn,
         })
     if kms_key_arn:
+        # Through SQS and S3 only, as the key policy grants it: in the key's own account this policy alone
+        # decides, and the consumer never calls KMS itself.
+        region = kms_key_arn.split(":")[3]
         statements.append({
             "Sid": "DecryptSourceData", "Effect": "Allow", "Action": list(KMS_ACTIONS), "Resource": kms_key_arn,
+            "Condition": {"StringEquals": {"kms:ViaService": [f"sqs.{region}.amazonaws.com",
+                                                              f"s3.{region}.amazonaws.com"]}},
         })
     return {"Version": POLICY_VERSION, "Statement": statements}
 
@@ -393,19 +568,24 @@ class Plan:
         return not same_document(self.before, self.after)
 
 
-def conflicting_sids(doc: dict, desired: list[dict]) -> tuple[str, ...]:
+def conflicting_sids(doc: dict, desired: list[dict], superseded: Iterable[dict] = ()) -> tuple[str, ...]:
+    """Sids of `desired` present with other content; not those present exactly as `superseded` (an earlier
+    version's form of the statement), which a grant upgrades."""
     present = {s.get("Sid"): s for s in statements_of(doc) if isinstance(s.get("Sid"), str)}
-    return tuple(s["Sid"] for s in desired if s["Sid"] in present and not equivalent(present[s["Sid"]], s))
+    old = list(superseded)
+    return tuple(s["Sid"] for s in desired if s["Sid"] in present and not equivalent(present[s["Sid"]], s)
+                 and not any(o.get("Sid") == s["Sid"] and equivalent(present[s["Sid"]], o) for o in old))
 
 
 def plan_grant(before_text: str | None, desired: list[dict], where: str,
-               obsolete: Callable[[str], bool] | None = None) -> Plan:
-    """Merge `desired` in; statements of ours that `obsolete` names (what earlier versions granted) go."""
+               obsolete: Callable[[str], bool] | None = None, superseded: Iterable[dict] = ()) -> Plan:
+    """Merge `desired` in; statements of ours that `obsolete` names (what earlier versions granted) go, and
+    those present exactly as `superseded` says earlier versions wrote them are replaced without a conflict."""
     before = parse_policy(before_text, where)
     after = merge_statements(before, desired, where)
     if obsolete is not None:
         after = remove_statements(after, obsolete)
-    return Plan(None if not before_text else before, after, conflicting_sids(before, desired))
+    return Plan(None if not before_text else before, after, conflicting_sids(before, desired, superseded))
 
 
 def plan_revoke(before_text: str | None, match: Callable[[str], bool], where: str) -> Plan:

@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from urllib.parse import urlparse
 
 from infra.config import ConfigError, parse_config
-from infra.contract import CONSUMER_NAME_RE, CONSUMER_NAME_RULE
+from infra.contract import ACCOUNT_ID_RE, CONSUMER_NAME_RE, CONSUMER_NAME_RULE, key_prefix_problem
 from ops.onboarding import OnboardError
 from ops.onboarding import policy as pm
 from ops.stack_outputs import OutputsError, StackOutputs
@@ -45,6 +45,10 @@ class Request:
     cdk_context: dict | None = None
     # Consumer names the stack already has (from its outputs) when there is no cdk.json to read.
     stack_consumers: tuple[str, ...] = ()
+    # Queue mode: grant the queue even when another account already consumes it.
+    share_queue: bool = False
+    # Queue mode: accounts cdk.json (or the stack's outputs) says read this queue -> how we know.
+    declared_queue_readers: dict[str, str] = field(default_factory=dict)
 
     @property
     def partition(self) -> str:
@@ -68,11 +72,17 @@ def _validate_queue_url(url: str) -> None:
         )
 
 
-def _validate_prefix(prefix: str) -> None:
+def _validate_prefix(prefix: str, *, revoke: bool, source: str = "--prefix") -> None:
     if "*" in prefix or "?" in prefix:
-        raise OnboardError(f"--prefix {prefix!r} contains a wildcard; give a literal key prefix such as 'landing/orders/'")
+        raise OnboardError(f"{source} {prefix!r} contains a wildcard; give a literal key prefix such as "
+                           "'landing/orders/'")
     if len(prefix) > 1024:
-        raise OnboardError("--prefix is longer than an S3 key can be")
+        raise OnboardError(f"{source} is longer than an S3 key can be")
+    # The rule cdk.json's consumer prefixes follow too. Not for a revoke: it only removes, and must still find
+    # what earlier versions granted for a prefix without its '/' (each statement's Sid hashes the prefix as given).
+    problem = None if revoke else key_prefix_problem(prefix)
+    if problem:
+        raise OnboardError(f"{source} {problem}")
 
 
 def needs_outputs(args: argparse.Namespace) -> str | None:
@@ -108,6 +118,8 @@ def build_request(args: argparse.Namespace, default_region: str | None,
 
     buckets = list(args.bucket or [])
     prefixes = list(args.prefix) if args.prefix is not None else None
+    prefix_source = "--prefix"
+    queue_consumer = None  # the stack's consumer whose queue queue_url is, when known
     queue_url = args.queue_url
     topic_arn = args.topic_arn
     kms_key_arn = args.kms_key_arn
@@ -128,8 +140,11 @@ def build_request(args: argparse.Namespace, default_region: str | None,
                 if consumer is not None:
                     if topic_arn is None and queue_url is None:
                         queue_url = consumer.queue_url
+                        queue_consumer = args.consumer
                     if prefixes is None:
                         prefixes = [consumer.prefix]
+                        prefix_source = (f"--consumer {args.consumer}'s prefix (from the stack outputs; "
+                                         "or pass --prefix)")
         except OutputsError as e:
             raise OnboardError(f"--outputs-file: {e}") from None
     if topic_arn == FROM_OUTPUTS:
@@ -148,7 +163,7 @@ def build_request(args: argparse.Namespace, default_region: str | None,
         )
     if prefixes is not None:
         for p in prefixes:
-            _validate_prefix(p)
+            _validate_prefix(p, revoke=args.revoke, source=prefix_source)
         prefixes = list(dict.fromkeys(prefixes))
         if "" in prefixes:
             notes.append("the empty prefix grants the consumer every object in the bucket")
@@ -166,6 +181,9 @@ def build_request(args: argparse.Namespace, default_region: str | None,
             f"--kms-key-arn {kms_key_arn!r} is not a KMS key ARN: arn:aws:kms:<region>:<account>:key/<key-id> "
             "(aliases are not accepted: the key policy belongs to the key)"
         )
+    if args.share_queue and not queue_url:
+        raise OnboardError("--share-queue is for queue mode (--queue-url, or --consumer's queue): in topic mode the "
+                           "consumer reads its own queue")
     subscriber = args.subscriber_queue_arn
     if subscriber and not topic_arn:
         raise OnboardError("--subscriber-queue-arn is for topic mode: pass it with --topic-arn")
@@ -208,7 +226,60 @@ def build_request(args: argparse.Namespace, default_region: str | None,
         cdk_context=cdk_context,
         stack_consumers=tuple(outputs.consumer_names()) if outputs is not None and "Consumers" in outputs.values
         else (),
+        share_queue=args.share_queue,
+        declared_queue_readers=declared_queue_readers(queue_url, queue_consumer, outputs, cdk_context)
+        if queue_url else {},
     )
+
+
+def _queue_key(url: str) -> list[str]:
+    """A queue URL's account and name: the host differs between endpoints (legacy, VPC, local) for one queue."""
+    return [p for p in urlparse(url).path.split("/") if p]
+
+
+def _outputs_consumers(outputs: StackOutputs | None) -> dict:
+    """The stack outputs' Consumers object, or {} when there is none that parses (other checks report that)."""
+    if outputs is None or "Consumers" not in outputs.values:
+        return {}
+    raw = outputs.values["Consumers"]
+    try:
+        consumers = json.loads(raw) if isinstance(raw, str) else raw
+    except json.JSONDecodeError:
+        return {}
+    return {k: v for k, v in consumers.items() if isinstance(v, dict)} if isinstance(consumers, dict) else {}
+
+
+def declared_queue_readers(queue_url: str, consumer: str | None, outputs: StackOutputs | None,
+                           cdk_context: dict | None) -> dict[str, str]:
+    """Who the stack says reads this queue, account -> how we know: the queue is a stack consumer's (`consumer`,
+    when it came from the outputs, or the one whose queueUrl it is), and that consumer's accountId in cdk.json
+    (or in the outputs, should they carry it). A consumer without accountId is the deploying account's: its job
+    role there, in the queue's account, reads the queue."""
+    published = _outputs_consumers(outputs)
+    if consumer is None:
+        consumer = next((n for n, c in published.items()
+                         if isinstance(c.get("queueUrl"), str) and _queue_key(c["queueUrl"]) == _queue_key(queue_url)),
+                        None)
+    if consumer is None:
+        return {}
+    out: dict[str, str] = {}
+    account = published.get(consumer, {}).get("accountId")
+    if isinstance(account, str) and ACCOUNT_ID_RE.match(account):
+        out[account] = f"the stack outputs' consumer {consumer!r}"
+    if cdk_context is not None:
+        try:
+            configured = {c.name: c for c in parse_config(cdk_context).consumers}
+        except ConfigError:
+            configured = {}  # cdk_context_entry says that cdk.json does not parse
+        if consumer in configured:
+            account = configured[consumer].account_id
+            if account is None:
+                out[_queue_key(queue_url)[0]] = (f"cdk.json's consumer {consumer!r}, which has no accountId: the "
+                                                 "stack's job role in the queue's account reads it")
+            else:
+                out[account] = f"{out[account]}; cdk.json's consumer {consumer!r}" if account in out \
+                    else f"cdk.json's consumer {consumer!r}"
+    return out
 
 
 # ---------------------------------------------------------------- what the consumer needs to know
@@ -267,7 +338,7 @@ def cdk_context_entry(name: str, grantee: pm.Grantee, prefixes: list[str], cdk_c
             taken = name
             name = _free_name(name, grantee.account, known)
             notes.append(f"{taken!r} already names a consumer{owner}, so the entry is a new consumer {name!r}: the "
-                         f"next deploy gives it its own queue; the grant on the queue of {taken!r} lasts until then")
+                         f"next deploy gives it its own queue; then onboard it onto that one with --consumer {name}")
         consumer: dict = {"name": name, "accountId": grantee.account, "prefix": common_prefix(prefixes)}
         if not grantee.role_arn:
             consumer["accountAccess"] = access  # the account grant with the same conditions, in cdk.json's words

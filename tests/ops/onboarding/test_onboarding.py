@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from infra.contract import POLICY_OWNER_TAG
+from infra.contract import POLICY_OWNER_TAG, QUEUE_CONSUME_ACTIONS, key_prefix_problem, principal_pattern_problem
 from ops.onboarding import aws as ob
 from ops.onboarding import cli as ob_cli
 from ops.onboarding import request as ob_request
@@ -21,9 +21,10 @@ FOREIGN_BUCKET_STMT = {
     "Sid": "PartnerRead", "Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{STRANGER}:root"},
     "Action": "s3:GetObject", "Resource": "arn:aws:s3:::{bucket}/partner/*",
 }
+# A partner that sends to the queue: it reads nothing from it, so a grant there shares the queue with nobody.
 FOREIGN_QUEUE_STMT = {
-    "Sid": "PartnerConsume", "Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{STRANGER}:root"},
-    "Action": "sqs:ReceiveMessage", "Resource": "*",
+    "Sid": "PartnerSend", "Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{STRANGER}:root"},
+    "Action": "sqs:SendMessage", "Resource": "*",
 }
 
 
@@ -140,11 +141,13 @@ def test_grant_keeps_foreign_statements_second_run_is_noop_and_revoke_restores(o
     assert "applied: 0 policies written, 3 already as wanted" in r2.stdout
     assert policies(owner) == granted
 
-    # Revoke: back to exactly the original statements, and revoking twice is a no-op.
+    # Revoke: back to exactly the original statements, and revoking twice is a no-op. The bucket keeps the
+    # SSL-only denial the grant added: it guards every reader of the bucket, not this grant.
     r3 = onboard(owner, *queue_args(owner), "--revoke", "--apply")
     assert "applied: 3 policies written" in r3.stdout
     revoked = policies(owner)
-    for k in original:
+    assert stmts(revoked["bucket"]) == [*stmts(original["bucket"]), pm.insecure_transport_denial(owner.bucket)]
+    for k in ("queue", "topic", "key"):
         assert stmts(revoked[k]) == stmts(original[k]), k
     r4 = onboard(owner, *queue_args(owner), "--revoke", "--apply")
     assert "applied: 0 policies written" in r4.stdout
@@ -186,7 +189,8 @@ def test_topic_mode_subscribes_the_consumers_queue_filtered_to_its_prefixes(owne
                 "--subscriber-queue-arn", carn, "--revoke", "--apply")
         assert not [x for x in owner.sns.list_subscriptions_by_topic(TopicArn=owner.topic_arn)["Subscriptions"]
                     if x["Endpoint"] == carn]
-        assert stmts(policies(owner)["bucket"]) == stmts(original["bucket"])
+        assert stmts(policies(owner)["bucket"]) == [*stmts(original["bucket"]),
+                                                     pm.insecure_transport_denial(owner.bucket)]
     finally:
         csqs.delete_queue(QueueUrl=cq)
 
@@ -204,12 +208,12 @@ def test_role_principal_and_account_principal_are_revoked_separately(owner):
     args = ["--bucket", owner.bucket, "--prefix", "landing/", "--queue-url", owner.queue_url, "--apply"]
     onboard(owner, "--consumer-role-arn", role, *args)
     onboard(owner, *ACCT, *args)
-    both = stmts(policies(owner)["bucket"])
+    both = [s for s in stmts(policies(owner)["bucket"]) if s["Effect"] == "Allow"]
     assert {s["Principal"]["AWS"] for s in both[1:]} == {role, f"arn:aws:iam::{CONSUMER}:root"}
     r = onboard(owner, *ACCT, "--bucket", owner.bucket, "--queue-url", owner.queue_url,
                 "--revoke", "--apply")
     assert r.returncode == 0
-    left = stmts(policies(owner)["bucket"])
+    left = [s for s in stmts(policies(owner)["bucket"]) if s["Effect"] == "Allow"]
     assert left[0] == owner.bucket_stmt
     assert {s["Principal"]["AWS"] for s in left[1:]} == {role}
     q = stmts(policies(owner)["queue"])
@@ -570,3 +574,192 @@ def test_cdk_context_entry_for_an_account_carries_its_conditions():
     cfg = config.parse_config({"sourceBucket": {"mode": "new"}, "consumers": frag["consumers"]})
     assert cfg.grant_for(cfg.consumers[0]).conditions == {
         "ArnLike": {"aws:PrincipalArn": [PATTERN]}, "StringEquals": {"aws:PrincipalOrgID": "o-a1b2c3d4e5"}}
+
+
+# ---------------------------------------------------------------- one queue, one consuming account
+
+# Another account that already consumes the owner's queue: the tenant a newcomer would compete with.
+INCUMBENT_QUEUE_STMT = {
+    "Sid": "IncumbentConsume", "Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{STRANGER}:role/reader"},
+    "Action": list(QUEUE_CONSUME_ACTIONS), "Resource": "*",
+}
+
+
+def add_statement(o, which: str, stmt: dict) -> None:
+    doc = json.loads(policies(o)[which])
+    doc["Statement"].append(stmt)
+    if which == "queue":
+        o.sqs.set_queue_attributes(QueueUrl=o.queue_url, Attributes={"Policy": json.dumps(doc)})
+    elif which == "bucket":
+        o.s3.put_bucket_policy(Bucket=o.bucket, Policy=json.dumps(doc))
+    else:
+        o.kms.put_key_policy(KeyId=o.key_arn, PolicyName="default", Policy=json.dumps(doc))
+
+
+def error_line(r) -> str:
+    (line,) = [x for x in r.stderr.splitlines() if x.startswith("onboard-account: error:")]
+    assert "Traceback" not in r.stderr
+    return line
+
+
+def test_a_queue_another_account_consumes_is_refused_unless_shared(owner):
+    add_statement(owner, "queue", INCUMBENT_QUEUE_STMT)
+    before = policies(owner)
+
+    r = onboard(owner, *queue_args(owner), "--apply", check=False)
+    assert r.returncode == 2
+    line = error_line(r)
+    assert f"account {STRANGER} (queue policy statement IncumbentConsume)" in line
+    assert "own consumer in cdk.json" in line and "--share-queue" in line
+    assert policies(owner) == before  # nothing written: not the bucket, the queue or the key
+    # --force overrides other refusals, not this one.
+    r = onboard(owner, *queue_args(owner), "--apply", "--force", check=False)
+    assert r.returncode == 2 and "--share-queue" in error_line(r) and policies(owner) == before
+    # A dry run says what --apply would refuse.
+    r = onboard(owner, *queue_args(owner))
+    assert f"warning: --apply would refuse: queue {owner.queue_url} is already consumed by account {STRANGER}" \
+        in r.stderr and policies(owner) == before
+
+    r = onboard(owner, *queue_args(owner), "--apply", "--share-queue")
+    assert f"note: --share-queue: queue {owner.queue_url} is shared with account {STRANGER}" in r.stderr
+    assert "applied: 3 policies written" in r.stdout
+    queue = stmts(policies(owner)["queue"])
+    assert queue[:2] == [FOREIGN_QUEUE_STMT, INCUMBENT_QUEUE_STMT]
+    assert [s["Sid"] for s in queue[2:]] == [f"S3SqsOnboard{CONSUMER}AcctSqsConsume"]
+    # Shared once on purpose: a re-run has nothing to add to the queue, so nothing to refuse.
+    assert "applied: 0 policies written" in onboard(owner, *queue_args(owner), "--apply").stdout
+    onboard(owner, *queue_args(owner), "--revoke", "--apply")
+    assert stmts(policies(owner)["queue"]) == [FOREIGN_QUEUE_STMT, INCUMBENT_QUEUE_STMT]
+
+    # Topic mode reads the consumer's own queue: nothing there to share.
+    r = onboard(owner, *ACCT, "--bucket", owner.bucket, "--prefix", "a/", "--topic-arn", owner.topic_arn,
+                "--subscriber-queue-arn", f"arn:aws:sqs:us-east-1:{CONSUMER}:mine", "--share-queue", check=False)
+    assert r.returncode == 2 and "--share-queue is for queue mode" in error_line(r)
+
+
+def test_a_consumer_queue_cdk_json_gives_another_account_is_refused(owner, tmp_path):
+    """`--consumer analytics` for a new account: cdk.json says analytics is another account's, so its queue is
+    too, even before the queue policy says so."""
+    from infra.app import CDK_JSON
+
+    incumbent = next(c for c in json.loads(CDK_JSON.read_text())["context"]["consumers"]
+                     if c["name"] == "analytics")["accountId"]
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"S3SqsStack": {"SourceBucketName": owner.bucket, "KmsKeyArn": owner.key_arn,
+                                                  "Consumers": json.dumps({"analytics": {
+                                                      "queueUrl": owner.queue_url, "queueArn": "a", "dlqUrl": "u",
+                                                      "dlqArn": "a", "jobRoleArn": "r", "prefix": "analytics/"}})}}))
+    base = ["--outputs-file", str(outputs), "--consumer", "analytics", "--cdk-json", str(CDK_JSON), "--apply"]
+    before = policies(owner)
+    r = onboard(owner, *ACCT, *base, check=False)
+    assert r.returncode == 2
+    line = error_line(r)
+    assert f"already consumed by account {incumbent} (cdk.json's consumer 'analytics')" in line
+    assert f'"accountId": "{CONSUMER}"' in line and "--share-queue" in line
+    assert policies(owner) == before
+    # The same queue named by --queue-url is recognised through the outputs.
+    r = onboard(owner, *ACCT, *base, "--queue-url", owner.queue_url, check=False)
+    assert r.returncode == 2 and f"account {incumbent} (cdk.json's consumer 'analytics')" in error_line(r)
+    assert policies(owner) == before
+    # A role of the consumer's own account is no newcomer.
+    r = onboard(owner, "--consumer-role-arn", f"arn:aws:iam::{incumbent}:role/analytics-second-job", *base)
+    assert "applied: 3 policies written" in r.stdout and "--share-queue" not in r.stderr
+
+
+def test_a_user_pattern_is_refused_with_cdk_json_s_rule(owner):
+    from infra.app import CDK_JSON
+    from infra.config import ConfigError, parse_config
+
+    user = f"arn:aws:iam::{CONSUMER}:user/*"
+    problem = principal_pattern_problem(user, CONSUMER)
+    before = policies(owner)
+    r = onboard(owner, "--consumer-account", CONSUMER, "--principal-arn-like", user, "--bucket", owner.bucket,
+                "--prefix", "landing/", "--queue-url", owner.queue_url, "--apply", check=False)
+    assert r.returncode == 2
+    assert error_line(r) == f"onboard-account: error: --principal-arn-like {problem}"
+    assert policies(owner) == before
+    # One rule: cdk.json refuses the same pattern with the same words.
+    context = json.loads(CDK_JSON.read_text())["context"]
+    context["consumers"].append({"name": "partner", "accountId": CONSUMER, "prefix": "landing/",
+                                 "accountAccess": {"principalArnLike": [user]}})
+    with pytest.raises(ConfigError) as e:
+        parse_config(context)
+    assert problem in str(e.value)
+
+
+def test_a_prefix_without_its_slash_is_refused_but_an_old_grant_of_one_is_revoked(owner, tmp_path):
+    before = policies(owner)
+    r = onboard(owner, *ACCT, "--bucket", owner.bucket, "--prefix", "analytics", "--queue-url", owner.queue_url,
+                "--apply", check=False)
+    assert r.returncode == 2 and error_line(r) == f"onboard-account: error: --prefix {key_prefix_problem('analytics')}"
+    assert policies(owner) == before
+    # A consumer's prefix from the outputs is held to the same rule, and the message says where it came from.
+    outputs = tmp_path / "outputs.json"
+    outputs.write_text(json.dumps({"S3SqsStack": {"SourceBucketName": owner.bucket, "Consumers": json.dumps({
+        "old": {"queueUrl": owner.queue_url, "queueArn": "a", "dlqUrl": "u", "dlqArn": "a", "jobRoleArn": "r",
+                "prefix": "analytics"}})}}))
+    r = onboard(owner, *ACCT, "--outputs-file", str(outputs), "--consumer", "old", "--apply", check=False)
+    assert r.returncode == 2 and "--consumer old's prefix (from the stack outputs; or pass --prefix) 'analytics' " \
+        "also covers every key that merely starts with it" in error_line(r)
+    assert policies(owner) == before
+
+    # What an earlier version granted for 'analytics' (it covers analytics-private/ too): a revoke still takes it.
+    grantee = pm.Grantee.for_account(CONSUMER, principal_arn_like=[PATTERN])
+    for stmt in pm.bucket_statements(grantee, owner.bucket, ["analytics"]):
+        add_statement(owner, "bucket", stmt)
+    r = onboard(owner, *ACCT, "--bucket", owner.bucket, "--prefix", "analytics", "--queue-url", owner.queue_url,
+                "--revoke", "--apply")
+    assert "applied: 1 policies written" in r.stdout
+    assert stmts(policies(owner)["bucket"]) == [owner.bucket_stmt]
+
+
+def test_a_grant_makes_sure_the_bucket_refuses_plain_http_and_a_revoke_leaves_that(owner):
+    r = onboard(owner, *queue_args(owner))
+    bucket_diff = r.stdout.split(f"+++ bucket policy of s3://{owner.bucket} (proposed)", 1)[1].split("\n--- ", 1)[0]
+    assert '+      "Sid": "S3SqsDenyInsecureTransport",' in bucket_diff
+    assert '+          "aws:SecureTransport": "false"' in bucket_diff
+    deny = pm.insecure_transport_denial(owner.bucket)
+
+    onboard(owner, *queue_args(owner), "--apply")
+    bucket = stmts(policies(owner)["bucket"])
+    assert bucket[0] == owner.bucket_stmt and bucket[-1] == deny == {
+        "Sid": "S3SqsDenyInsecureTransport", "Effect": "Deny", "Principal": {"AWS": "*"}, "Action": "s3:*",
+        "Resource": [f"arn:aws:s3:::{owner.bucket}", f"arn:aws:s3:::{owner.bucket}/*"],
+        "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
+    assert "applied: 0 policies written" in onboard(owner, *queue_args(owner), "--apply").stdout
+    onboard(owner, *queue_args(owner), "--revoke", "--apply")
+    assert stmts(policies(owner)["bucket"]) == [owner.bucket_stmt, deny]
+
+    # A bucket that refuses plain HTTP already (as CDK's enforceSSL writes it, without a Sid) gets no second denial.
+    own = {"Effect": "Deny", "Principal": {"AWS": "*"}, "Action": "s3:*",
+           "Resource": [f"arn:aws:s3:::{owner.bucket}/*", f"arn:aws:s3:::{owner.bucket}"],
+           "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
+    owner.s3.put_bucket_policy(Bucket=owner.bucket, Policy=json.dumps(
+        {"Version": "2012-10-17", "Statement": [owner.bucket_stmt, own]}))
+    r = onboard(owner, *queue_args(owner), "--apply")
+    assert "S3SqsDenyInsecureTransport" not in r.stdout
+    bucket = stmts(policies(owner)["bucket"])
+    assert bucket[:2] == [owner.bucket_stmt, own] and {s["Action"] for s in bucket[2:]} == {"s3:GetObject"}
+
+
+def test_key_grants_carry_no_describe_key_and_earlier_ones_are_upgraded_or_revoked(owner):
+    grantee = pm.Grantee.for_account(CONSUMER, principal_arn_like=[PATTERN])
+    queue_arn = owner.sqs.get_queue_attributes(QueueUrl=owner.queue_url,
+                                               AttributeNames=["QueueArn"])["Attributes"]["QueueArn"]
+    # What an earlier version wrote: the same statement with kms:DescribeKey.
+    (current,) = pm.kms_statements(grantee, "us-east-1", queue_arn=queue_arn, bucket_arns=[])
+    add_statement(owner, "key", {**current, "Action": ["kms:Decrypt", "kms:DescribeKey"]})
+
+    r = onboard(owner, *queue_args(owner), "--apply")  # no --force: an upgrade, not a hand edit to keep
+    assert "differ from what this run would write" not in r.stderr
+    ours = [s for s in stmts(policies(owner)["key"]) if s.get("Sid", "").startswith("S3SqsOnboard")]
+    assert ours == [current] and current["Action"] == ["kms:Decrypt"]
+    role_policy = json.loads(r.stdout.split("in account 111111111111:\n", 1)[1].split("\n\n#", 1)[0])
+    (decrypt,) = [s for s in role_policy["Statement"] if s["Sid"] == "DecryptSourceData"]
+    assert decrypt["Action"] == ["kms:Decrypt"]
+
+    # The single statement of still older versions goes with a revoke, matched by its Sid.
+    add_statement(owner, "key", {**current, "Sid": f"{grantee.sid_namespace}KmsDecrypt",
+                                 "Action": ["kms:Decrypt", "kms:DescribeKey"]})
+    onboard(owner, *queue_args(owner), "--revoke", "--apply")
+    assert not [s for s in stmts(policies(owner)["key"]) if s.get("Sid", "").startswith("S3SqsOnboard")]

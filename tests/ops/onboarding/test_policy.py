@@ -243,7 +243,8 @@ def test_subscription_filters_on_the_prefixes_unless_one_is_the_whole_bucket():
 def test_kms_statements_pin_the_service_and_the_encryption_context():
     q = "arn:aws:sqs:eu-west-1:222222222222:q"
     sqs, s3 = pm.kms_statements(acct(), "eu-west-1", queue_arn=q, bucket_arns=["arn:aws:s3:::bkt"])
-    assert sqs["Action"] == s3["Action"] == ["kms:Decrypt", "kms:DescribeKey"]
+    # Only Decrypt: a DescribeKey request carries no encryption context, so these conditions would never let it.
+    assert sqs["Action"] == s3["Action"] == ["kms:Decrypt"]
     assert sqs["Condition"]["StringEquals"] == {"kms:ViaService": "sqs.eu-west-1.amazonaws.com",
                                                 "kms:EncryptionContext:aws:sqs:arn": q}
     assert s3["Condition"]["StringEquals"] == {"kms:ViaService": "s3.eu-west-1.amazonaws.com"}
@@ -278,3 +279,211 @@ def test_consumer_role_policy_mirrors_the_grants():
     assert by_sid["ReadSourceObjects"]["Resource"] == ["arn:aws:s3:::bkt/a/*", "arn:aws:s3:::bkt/b/*"]
     assert by_sid["ConsumeSourceQueue"]["Action"] == list(QUEUE_CONSUME_ACTIONS)
     assert "Principal" not in by_sid["DecryptSourceData"]  # identity policy: no principal
+
+
+# ---------------------------------------------------------------- who may be granted, and which prefixes
+
+def test_principal_arn_like_takes_role_patterns_only_with_cdk_json_s_rule():
+    from infra.contract import principal_pattern_problem
+
+    user = f"arn:aws:iam::{ACCT}:user/*"
+    with pytest.raises(pm.PolicyError) as e:
+        pm.Grantee.for_account(ACCT, principal_arn_like=[user])
+    # The very rule and words cdk.json's accountAccess.principalArnLike gets, after the flag's name.
+    assert str(e.value) == f"--principal-arn-like {principal_pattern_problem(user, ACCT)}"
+    assert "user pattern; allowed: roles only" in str(e.value)
+    # A revoke finds statements by Sid: it still takes the user pattern an earlier version granted with.
+    assert pm.Grantee.for_account(ACCT, principal_arn_like=[user], require_conditions=False).account == ACCT
+    # ... of this account only.
+    with pytest.raises(pm.PolicyError, match=r"--principal-arn-like 'arn:aws:iam::222222222222:user/\*'"):
+        pm.Grantee.for_account(ACCT, principal_arn_like=["arn:aws:iam::222222222222:user/*"], require_conditions=False)
+
+
+def _request(*argv: str):
+    from ops.onboarding import cli as ob_cli
+    from ops.onboarding.request import build_request
+
+    base = ["--consumer-role-arn", ROLE, "--bucket", "bkt", "--queue-url",
+            "https://sqs.us-east-1.amazonaws.com/222222222222/q"]
+    return build_request(ob_cli.parser().parse_args([*base, *argv]), "us-east-1")
+
+
+def test_a_prefix_without_its_slash_is_refused_for_a_grant_but_revoked():
+    from infra.contract import key_prefix_problem
+    from ops.onboarding import OnboardError
+
+    with pytest.raises(OnboardError) as e:
+        _request("--prefix", "analytics")
+    assert str(e.value) == f"--prefix {key_prefix_problem('analytics')}"
+    assert "'analytics-private/'" in str(e.value) and "'analytics/'" in str(e.value)
+    assert _request("--prefix", "analytics/").prefixes == ["analytics/"]
+    assert _request("--prefix", "").prefixes == [""]  # the whole bucket, said on purpose
+    # A revoke only removes: it finds the statements an earlier version granted for the slash-less prefix.
+    revoke = _request("--prefix", "analytics", "--revoke")
+    legacy = pm.bucket_statements(revoke.grantee, "bkt", ["analytics"])
+    assert all(pm.bucket_sid_matcher(revoke.grantee, revoke.prefixes)(s["Sid"]) for s in legacy)
+
+
+# ---------------------------------------------------------------- one queue, one consuming account
+
+QUEUE = "arn:aws:sqs:us-east-1:222222222222:q"
+
+
+def _queue_policy(*statements):
+    return {"Version": "2012-10-17", "Statement": list(statements)}
+
+
+def _allow(principal, action, sid="Other", **extra):
+    return {"Sid": sid, "Effect": "Allow", "Principal": principal, "Action": action, "Resource": QUEUE, **extra}
+
+
+@pytest.mark.parametrize("stmt, readers", [
+    (_allow({"AWS": "arn:aws:iam::333333333333:root"}, ["sqs:ReceiveMessage", "sqs:DeleteMessage"]),
+     ["333333333333"]),
+    (_allow({"AWS": ["333333333333", "arn:aws:iam::444444444444:role/job"]}, "sqs:*"),
+     ["333333333333", "444444444444"]),
+    (_allow({"AWS": "arn:aws:iam::333333333333:root"}, "SQS:deletemessage"), ["333333333333"]),
+    (_allow({"AWS": "arn:aws:iam::333333333333:root"}, "sqs:Receive*"), ["333333333333"]),
+    (_allow({"AWS": "arn:aws:iam::333333333333:root"}, "*"), ["333333333333"]),
+    (_allow("*", "sqs:ReceiveMessage"), ["*"]),  # everyone: pm.EVERYONE
+    (_allow("*", "sqs:ReceiveMessage", Condition={"StringEquals": {"aws:PrincipalAccount": "333333333333"}}),
+     ["333333333333"]),
+    # Allow everything but sending: receiving included.
+    ({"Sid": "Other", "Effect": "Allow", "Principal": {"AWS": "333333333333"}, "NotAction": "sqs:SendMessage",
+      "Resource": QUEUE}, ["333333333333"]),
+    # Not readers: a producer, a monitor that only reads attributes, a deny, a service.
+    (_allow({"AWS": "arn:aws:iam::333333333333:root"}, "sqs:SendMessage"), []),
+    (_allow({"AWS": "arn:aws:iam::333333333333:root"}, "sqs:GetQueueAttributes"), []),
+    ({**_allow({"AWS": "arn:aws:iam::333333333333:root"}, "sqs:*"), "Effect": "Deny"}, []),
+    (_allow({"Service": "sns.amazonaws.com"}, "sqs:SendMessage"), []),
+])
+def test_queue_readers_are_the_accounts_allowed_to_receive_or_delete(stmt, readers):
+    assert sorted(pm.queue_readers(_queue_policy(stmt))) == readers
+
+
+def test_other_queue_readers_leave_out_the_grantee_and_add_what_the_stack_declares():
+    g = pm.Grantee.for_role(ROLE)
+    doc = _queue_policy(
+        _allow({"AWS": f"arn:aws:iam::{ACCT}:role/other-job"}, "sqs:ReceiveMessage", sid="SameAccount"),
+        _allow({"AWS": "arn:aws:iam::333333333333:root"}, list(QUEUE_CONSUME_ACTIONS), sid="AllowConsumerAccount"),
+        pm.queue_statement(pm.Grantee.for_account("444444444444", principal_arn_like=[
+            "arn:aws:iam::444444444444:role/x-*"]), QUEUE),
+    )
+    readers = pm.other_queue_readers(doc, g, {"333333333333": "cdk.json's consumer 'analytics'",
+                                             ACCT: "cdk.json's consumer 'mine'"})
+    assert readers == {
+        "333333333333": "queue policy statement AllowConsumerAccount; cdk.json's consumer 'analytics'",
+        "444444444444": "queue policy statement S3SqsOnboard444444444444AcctSqsConsume",
+    }
+    assert pm.other_queue_readers(None, g) == {}
+    problem = pm.shared_queue_problem("https://q", g, readers)
+    assert "\n" not in problem
+    assert "account 333333333333" in problem and "account 444444444444" in problem
+    assert "own consumer in cdk.json" in problem and "--share-queue" in problem
+
+
+def test_the_stack_declares_a_queue_s_reader_by_its_consumer_s_account():
+    from infra.app import CDK_JSON
+    from ops.onboarding.request import declared_queue_readers
+    from ops.stack_outputs import StackOutputs
+
+    context = json.loads(CDK_JSON.read_text())["context"]
+    analytics = next(c for c in context["consumers"] if c["name"] == "analytics")
+    url = "https://sqs.eu-west-1.amazonaws.com/222222222222/S3SqsStack-analytics"
+    outputs = StackOutputs("S3SqsStack", {"Consumers": json.dumps({"analytics": {"queueUrl": url}})})
+    expected = {analytics["accountId"]: "cdk.json's consumer 'analytics'"}
+    assert declared_queue_readers(url, "analytics", None, context) == expected
+    # Given by --queue-url: recognised as the consumer's queue by the outputs, whatever the endpoint's host.
+    assert declared_queue_readers(url.replace("sqs.eu-west-1.amazonaws.com", "localhost:5000"), None, outputs,
+                                  context) == expected
+    assert declared_queue_readers("https://sqs.eu-west-1.amazonaws.com/222222222222/other", None, outputs,
+                                  context) == {}
+    # Outputs that carry the consumer's accountId say so too.
+    with_account = StackOutputs("S", {"Consumers": json.dumps({"analytics": {"queueUrl": url,
+                                                                             "accountId": "333333333333"}})})
+    assert declared_queue_readers(url, None, with_account, None) == {
+        "333333333333": "the stack outputs' consumer 'analytics'"}
+    # A consumer without accountId is the deploying account's: its job role, in the queue's account, reads it.
+    own = {**context, "consumers": [{k: v for k, v in c.items() if k != "accountId"} if c["name"] == "analytics"
+                                    else c for c in context["consumers"]],
+           "crossAccountPrincipals": [p for p in context["crossAccountPrincipals"]
+                                      if f"::{analytics['accountId']}:" not in p]}
+    (why,) = declared_queue_readers(url, "analytics", None, own).items()
+    assert why[0] == "222222222222" and "no accountId" in why[1]
+
+
+# ---------------------------------------------------------------- key and bucket policy hygiene
+
+def test_no_kms_describe_key_under_encryption_context_conditions():
+    q = "arn:aws:sqs:eu-west-1:222222222222:q"
+    for stmt in pm.kms_statements(acct(), "eu-west-1", queue_arn=q, bucket_arns=["arn:aws:s3:::bkt"]):
+        assert stmt["Action"] == ["kms:Decrypt"], stmt["Sid"]
+    role = pm.consumer_role_policy(partition="aws", buckets=["bkt"], prefixes=["a/"], queue_arn=q,
+                                   kms_key_arn="arn:aws:kms:eu-west-1:222222222222:key/k")
+    (decrypt,) = [s for s in role["Statement"] if s["Sid"] == "DecryptSourceData"]
+    assert decrypt["Action"] == ["kms:Decrypt"]
+
+
+def test_the_describe_key_statements_of_earlier_versions_are_upgraded_and_still_revoked():
+    q = "arn:aws:sqs:eu-west-1:222222222222:q"
+    new = pm.kms_statements(acct(), "eu-west-1", queue_arn=q, bucket_arns=[])
+    old = [{**s, "Action": ["kms:Decrypt", "kms:DescribeKey"]} for s in new]
+    single = {**old[0], "Sid": f"{acct().sid_namespace}KmsDecrypt"}  # the one statement of older versions still
+    doc = json.dumps(_queue_policy(FOREIGN["Statement"][0], *old, single))
+    plan = pm.plan_grant(doc, new, "key policy", superseded=pm.legacy_kms_statements(new))
+    assert plan.conflicts == () and pm.refusals(plan, "key policy", revoke=False, policy_owner=None) == []
+    assert plan.after["Statement"][1] == new[0]  # replaced in place
+    assert plan.after["Statement"][2] == single  # a grant leaves other Sids alone; a revoke takes it (below)
+    # A statement of ours edited otherwise by hand is still a conflict.
+    edited = json.dumps(_queue_policy({**new[0], "Action": ["kms:Decrypt", "kms:Encrypt"]}))
+    assert pm.plan_grant(edited, new, "k", superseded=pm.legacy_kms_statements(new)).conflicts == (new[0]["Sid"],)
+    # Revoke matches by Sid, so what earlier versions wrote goes.
+    revoked = pm.plan_revoke(doc, pm.kms_sid_matcher(acct()), "key policy")
+    assert revoked.after["Statement"] == [FOREIGN["Statement"][0]]
+
+
+def _deny(**over):
+    stmt = {"Effect": "Deny", "Principal": {"AWS": "*"}, "Action": "s3:*",
+            "Resource": ["arn:aws:s3:::bkt", "arn:aws:s3:::bkt/*"],
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
+    return {**stmt, **over}
+
+
+def test_a_grant_adds_the_ssl_only_denial_to_a_bucket_policy_without_one():
+    desired = pm.bucket_grant_statements(acct(), "bkt", ["a/"], pm.parse_policy(json.dumps(FOREIGN), "p"))
+    # FOREIGN's denial covers the objects only, not the bucket: not equivalent, so ours is added.
+    assert desired[-1] == {"Sid": "S3SqsDenyInsecureTransport", "Effect": "Deny", "Principal": {"AWS": "*"},
+                           "Action": "s3:*", "Resource": ["arn:aws:s3:::bkt", "arn:aws:s3:::bkt/*"],
+                           "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
+    assert desired[:-1] == pm.bucket_statements(acct(), "bkt", ["a/"])
+    plan = pm.plan_grant(json.dumps(FOREIGN), desired, "bucket policy of s3://bkt")
+    assert plan.after["Statement"][:3] == FOREIGN["Statement"] and plan.after["Statement"][-1] == desired[-1]
+    assert '"Sid": "S3SqsDenyInsecureTransport"' in pm.policy_diff(plan.before, plan.after, "b")
+    # Run again: nothing to add. Revoke: the denial stays, everything of the grantee goes.
+    again = pm.bucket_grant_statements(acct(), "bkt", ["a/"], plan.after)
+    assert not pm.plan_grant(json.dumps(plan.after), again, "b").changed
+    revoked = pm.plan_revoke(json.dumps(plan.after), pm.bucket_sid_matcher(acct(), None), "b")
+    assert revoked.after["Statement"] == [*FOREIGN["Statement"], desired[-1]]
+
+
+@pytest.mark.parametrize("existing, equivalent", [
+    ([_deny()], True),  # as CDK's enforceSSL writes it, without a Sid
+    ([_deny(Sid="DenyInsecureTransport", Principal="*", Action=["s3:*"],
+            Condition={"Bool": {"aws:SecureTransport": ["false"]}})], True),
+    ([_deny(Resource="arn:aws:s3:::bkt"), _deny(Resource="arn:aws:s3:::bkt/*")], True),
+    ([_deny(Resource="arn:aws:s3:::bkt*")], True),
+    ([_deny(Resource="*", Action="*")], True),
+    ([_deny(Resource="arn:aws:s3:::bkt/*")], False),  # the bucket itself is left out
+    ([_deny(Resource=["arn:aws:s3:::bkt", "arn:aws:s3:::bkt/landing/*"])], False),
+    ([_deny(Action="s3:GetObject")], False),
+    ([_deny(Principal={"AWS": "arn:aws:iam::333333333333:root"})], False),
+    ([_deny(Condition={"Bool": {"aws:SecureTransport": "false"}, "IpAddress": {"aws:SourceIp": "10.0.0.0/8"}})],
+     False),
+    ([_deny(Effect="Allow")], False),
+    ([_deny(Resource="arn:aws:s3:::other-bkt*")], False),
+])
+def test_an_equivalent_ssl_only_denial_is_not_added_twice(existing, equivalent):
+    doc = _queue_policy(*existing)
+    assert pm.has_insecure_transport_denial(doc, "bkt") is equivalent
+    sids = [s["Sid"] for s in pm.bucket_grant_statements(acct(), "bkt", ["a/"], doc)]
+    assert ("S3SqsDenyInsecureTransport" in sids) is not equivalent
