@@ -193,9 +193,10 @@ def deny_insecure_transport(topic: sns.Topic) -> None:
 def key_use(key: kms.IKey, sid: str, actions: list[str], service: str, context_key: str, arns: list[str]):
     """Use of the stack key through one service, for the named resources only: KMS hands AWS services the
     resource's ARN as encryption context (a bucket's with S3 Bucket Keys, else its objects'; a queue's)."""
+    # String operators: KMS types encryption context values as strings (parliament flags Arn operators there).
     return iam.PolicyStatement(sid=sid, actions=actions, resources=[key.key_arn], conditions={
         "StringEquals": {"kms:ViaService": f"{service}.{Aws.REGION}.amazonaws.com"},
-        "ArnLike": {f"kms:EncryptionContext:{context_key}": arns}})
+        "StringLike": {f"kms:EncryptionContext:{context_key}": arns}})
 
 
 def key_use_through_s3(key: kms.IKey, sid: str, buckets: Sequence[s3.IBucket], actions=("kms:Decrypt",
@@ -488,12 +489,9 @@ class JobRole(Construct):
                 actions=[*QUEUE_CONSUME_ACTIONS, "sqs:GetQueueUrl"],
                 resources=[queue.queue_arn],
             ),
-            iam.PolicyStatement(
-                sid="FindLogGroup",
-                actions=["logs:DescribeLogGroups"],
-                resources=[stack.format_arn(service="logs", resource="log-group", resource_name="*",
-                                            arn_format=_COLON)],
-            ),
+            # DescribeLogGroups has no resource type (Service Authorization Reference): only "*" allows it; a
+            # log-group:* pattern never matched.
+            iam.PolicyStatement(sid="FindLogGroup", actions=["logs:DescribeLogGroups"], resources=["*"]),
             # Also how the job's metrics reach CloudWatch: it prints them as embedded metric format lines,
             # which EMR Serverless ships to this group and CloudWatch Logs turns into metrics. So the role has
             # no cloudwatch:PutMetricData, which can only be narrowed to a namespace, not to a consumer.

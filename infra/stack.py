@@ -62,7 +62,7 @@ class StreamingStack(Stack):
                     principals=[iam.ServicePrincipal(f"logs.{Aws.REGION}.amazonaws.com")],
                     actions=["kms:Encrypt*", "kms:Decrypt*", "kms:ReEncrypt*", "kms:GenerateDataKey*"],
                     resources=["*"],
-                    conditions={"ArnEquals": {"kms:EncryptionContext:aws:logs:arn": [
+                    conditions={"StringEquals": {"kms:EncryptionContext:aws:logs:arn": [
                         f"arn:{Aws.PARTITION}:logs:{Aws.REGION}:{Aws.ACCOUNT_ID}:log-group:{name}"
                         for name in log_group_names
                     ]}},

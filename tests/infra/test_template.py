@@ -400,7 +400,7 @@ def test_key_policy_pins_each_consumer_and_the_log_groups(variant_template_dict)
             cond["StringEquals"] = equals
         assert cond == GRANT_CONDITIONS.get(("variant_template_dict", name), {})
     logs = by_sid["AllowCloudWatchLogs"]
-    arns = [join_text(a) for a in logs["Condition"]["ArnEquals"]["kms:EncryptionContext:aws:logs:arn"]]
+    arns = [join_text(a) for a in logs["Condition"]["StringEquals"]["kms:EncryptionContext:aws:logs:arn"]]
     assert arns == [f"arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:/s3sqs/S3SqsStreaming/{n}"
                     for n in CONSUMERS["variant_template_dict"]]
 
@@ -575,7 +575,8 @@ def test_job_role_is_least_privilege_and_written_out(which, name, request):
     for s in by_sid.values():
         assert s["Effect"] == "Allow"
         assert all(not a.endswith("*") for a in as_list(s["Action"])), s
-        assert "*" not in as_list(s["Resource"]), s
+        # Only an action without a resource type (the Service Authorization Reference) names "*".
+        assert "*" not in as_list(s["Resource"]) or as_list(s["Action"]) == ["logs:DescribeLogGroups"], s
 
     if variant:
         source = "arn:<AWS::Partition>:s3:::acme-landing-zone"
@@ -595,8 +596,7 @@ def test_job_role_is_least_privilege_and_written_out(which, name, request):
         "WriteMonitoringLogs": (["s3:PutObject"], [f"<{artifacts}.Arn>/emr-logs/{name}/*"]),
         "ConsumeOwnQueue": (["sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
                              "sqs:GetQueueUrl", "sqs:ReceiveMessage"], [f"<{q_lid}.Arn>"]),
-        "FindLogGroup": (["logs:DescribeLogGroups"],
-                         ["arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:*"]),
+        "FindLogGroup": (["logs:DescribeLogGroups"], ["*"]),
         "WriteJobLogs": (["logs:CreateLogStream", "logs:DescribeLogStreams", "logs:PutLogEvents"], sorted([
             f"arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:<{logs}>",
             f"arn:<AWS::Partition>:logs:<AWS::Region>:<AWS::AccountId>:log-group:<{logs}>:log-stream:*"])),
