@@ -50,16 +50,26 @@ def operator(world: World) -> Principal:
     return role_principal("operator (OperatorPolicy)", arn, [world.managed_policy("OperatorPolicy")])
 
 
-def onboarding_actions(doc: Path = OPERATIONS_DOC) -> list[str]:
-    """The actions docs/operations.md's table gives for onboard-account ("s3:GetBucketPolicy, PutBucketPolicy"
-    carries the service on)."""
-    row = next(line for line in doc.read_text().splitlines() if line.startswith("| `onboard-account` |"))
+def doc_actions(cell: str) -> list[str]:
+    """The IAM actions a docs table cell names: `s3:GetObject`, `PutObject` (the service carries on)."""
     actions, service = [], None
-    for word in re.findall(r"`([A-Za-z0-9:-]+)`", row.split("|")[2]):
-        if ":" in word:
+    for word in re.findall(r"`([^`]+)`", cell):
+        if re.fullmatch(r"[a-z0-9-]+:[A-Za-z*]+", word):
             service, word = word.split(":", 1)
+        elif not re.fullmatch(r"[A-Z][A-Za-z]+", word) or service is None:
+            continue
         actions.append(f"{service}:{word}")
     return actions
+
+
+def tool_actions(tool: str, doc: Path = OPERATIONS_DOC) -> list[str]:
+    """The actions docs/operations.md's "What each tool calls" gives `tool`."""
+    row = next(line for line in doc.read_text().splitlines() if line.startswith(f"| `{tool}` |"))
+    return doc_actions(row.split("|")[2])
+
+
+def onboarding_actions() -> list[str]:
+    return tool_actions("onboard-account")
 
 
 def onboarder(world: World) -> Principal:
