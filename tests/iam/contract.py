@@ -124,6 +124,20 @@ def applicable(what: str, src: World, dst: World) -> str | None:
     return None
 
 
+def principals(kind: str, dst: World) -> list[Principal]:
+    """Who makes a kind of process's calls in `dst` (none: not evaluated, such as the harness's uploads)."""
+    if kind == JOB:
+        return [dst.job_role(SUBJECT)]
+    if kind == OPERATOR:
+        return [operator(dst)]
+    if kind == CLEANER:
+        cleaner = dst.cleaner_role()
+        return [cleaner] if cleaner else []
+    if kind == ONBOARDER:
+        return [onboarder(dst)]
+    return []
+
+
 def recorded(ev: Evaluation, rec: Recording, src: World, dst: World, shape: dict) -> None:
     """Every recorded call, translated into `dst`, for the principal its process plays there."""
     pairs = translation(src, dst)
@@ -137,15 +151,8 @@ def recorded(ev: Evaluation, rec: Recording, src: World, dst: World, shape: dict
         if reason:
             ev.skip(f"{what}: {reason}")
             continue
-        if kind == JOB:
-            who = [dst.job_role(SUBJECT)]
-        elif kind == OPERATOR:
-            who = [operator(dst)]
-        elif kind == CLEANER:
-            who = [dst.cleaner_role()]
-        elif kind == ONBOARDER:
-            who = [onboarder(dst)]
-        else:
+        who = principals(kind, dst)
+        if not who:
             continue
         for call in calls:
             params = translate(call.params, pairs)
@@ -164,6 +171,67 @@ def recorded(ev: Evaluation, rec: Recording, src: World, dst: World, shape: dict
                     for reader in readers:
                         if _streams(need, dst):
                             ev.add(dst, reader, need, f"{what} (from {reader.account}): {call.operation}")
+
+
+# --- what the code calls on paths the scenario cannot take ------------------------------------------------
+
+def _unrecorded_calls(dst: World) -> dict[tuple[str, str], tuple[str, Call | None]]:
+    """(who, operation) -> (why the scenario does not make it, the call as the code would make it in `dst`, or
+    None where `dst` has no such path)."""
+    c = dst.consumer(SUBJECT)
+    source, ckpt = dst.outputs["SourceBucketName"], dst.outputs["CheckpointBucketName"]
+    archive = json.loads(dst.outputs.get("SourceCleaning", "{}")).get("sourceArchiveLocation")
+    big = f"{c['prefix'] or 'ingest/'}big.csv"
+
+    def s3(op: str, bucket: str, key: str | None = None, **more) -> Call:
+        return Call("", "s3", op, {"Bucket": bucket, **({"Key": key} if key else {}), **more}, dst.region)
+
+    copy = {}
+    if archive:
+        a_bucket, a_prefix = archive[len("s3://"):].split("/", 1)
+        a_key = f"{a_prefix}{big}"
+        why = "an archive copy in parts: only objects over 5 GiB"
+        copy = {(CLEANER, "CreateMultipartUpload"): (why, s3("CreateMultipartUpload", a_bucket, a_key)),
+                (CLEANER, "UploadPartCopy"): (why, s3("UploadPartCopy", a_bucket, a_key, uploadId="u",
+                                                      **{"x-amz-copy-source": f"{source}/{big}"})),
+                (CLEANER, "CompleteMultipartUpload"): (why, s3("CompleteMultipartUpload", a_bucket, a_key, uploadId="u")),
+                (CLEANER, "AbortMultipartUpload"): ("a failed copy in parts", s3("AbortMultipartUpload", a_bucket,
+                                                                                  a_key, uploadId="u")),
+                (CLEANER, "GetObjectTagging"): ("the tags a copy in parts carries over", s3("GetObjectTagging",
+                                                                                              source, big))}
+    topic = dst.outputs["TopicArn"]
+    return {
+        **copy,
+        (JOB, "ChangeMessageVisibilityBatch"): ("visibility extended: only for a batch longer than its messages' "
+                                                "visibility timeout", Call("", "sqs", "ChangeMessageVisibilityBatch",
+                                                                           {"QueueUrl": c["queueUrl"]}, dst.region)),
+        (JOB, "DeleteObjects"): ("snapshots pruned: only after many batches", s3(
+            "DeleteObjects", ckpt, Keys=[{"Key": f"{c['checkpointUri'].split('/', 3)[3]}source-state/sst/1.sst"}])),
+        (ONBOARDER, "DeleteBucketPolicy"): ("a revoke that empties a bucket policy", s3("DeleteBucketPolicy",
+                                                                                          source)),
+        (ONBOARDER, "SetTopicAttributes"): ("a revoke of an earlier version's sns:Subscribe grant", Call(
+            "", "sns", "SetTopicAttributes", {"TopicArn": topic}, dst.region)),
+        (ONBOARDER, "SetSubscriptionAttributes"): ("a grant of more prefixes to a subscription made before", Call(
+            "", "sns", "SetSubscriptionAttributes", {"SubscriptionArn": f"{topic}:0000"}, dst.region)),
+        (OPERATOR, "StartMessageMoveTask"): ("moto answers 500 to it; redrive-dlq falls back to receive and send",
+                                             Call("", "sqs", "StartMessageMoveTask", {"SourceArn": c["dlqArn"]},
+                                                  dst.region)),
+        (OPERATOR, "GetDashboardForJobRun"): ("moto does not serve it (job-runs show --dashboard)", Call(
+            "", "emr-serverless", "GetDashboardForJobRun", {"applicationId": dst.outputs["EmrApplicationId"],
+                                                             "jobRunId": "run"}, dst.region)),
+    }
+
+
+def unrecorded(ev: Evaluation, dst: World) -> None:
+    for (kind, op), (why, call) in _unrecorded_calls(dst).items():
+        for need in needs_of(call, dst):
+            for p in principals(kind, dst):
+                ev.add(dst, p, need, f"not recorded ({why}): {call.service} {op}")
+
+
+def unrecorded_operations(world: World) -> dict[tuple[str, str], str]:
+    """(who, operation) -> why the scenario does not make it: for the coverage test."""
+    return {k: why for k, (why, _) in _unrecorded_calls(world).items()}
 
 
 # --- what AWS does for the product, not recorded here ------------------------------------------------------

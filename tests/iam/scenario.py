@@ -214,6 +214,10 @@ class Scenario:
                    "partner/", "--force"]
         self.tool(ONBOARDER, "onboard-account", *partner, "--apply", what="onboard-account")
         self.tool(ONBOARDER, "onboard-account", *partner, "--revoke", "--apply", what="onboard-account --revoke")
+        # And the deliberate share of a consumer's queue (its policy, the key's): the path --share-queue opens.
+        self.tool(ONBOARDER, "onboard-account", "--consumer", "analytics", "--consumer-role-arn",
+                  "arn:aws:iam::210987654321:role/analytics-reader", "--share-queue", "--force", "--apply",
+                  what="onboard-account --share-queue")
 
     def _scheduled_cleaner(self, stand_in: StandIn) -> None:
         """The stack's scheduled function's handler, with the environment its template gives it."""

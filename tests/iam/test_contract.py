@@ -11,7 +11,7 @@ import pytest
 
 from devtools.iam.evaluator import evaluate
 from devtools.iam.world import world_of
-from tests.iam.contract import Evaluation, modelled, recorded
+from tests.iam.contract import Evaluation, modelled, recorded, unrecorded
 from tests.iam.scenario import CLEANER, JOB, ONBOARDER, OPERATOR
 from tests.iam.shapes import RECORDED, SHAPES
 
@@ -21,6 +21,7 @@ EXPECTED_RUNS = {
     "job-runs logs", "job-runs cancel", "source-state summary", "source-state files", "source-state lookup",
     "redrive-dlq inspect", "redrive-dlq redrive", "compact-table delta", "compact-table iceberg",
     "source-state clean --apply", "scheduled source cleaner", "onboard-account", "onboard-account --revoke",
+    "onboard-account --share-queue",
 }
 
 
@@ -41,6 +42,7 @@ def test_every_call_is_allowed_by_the_policy_meant_to_allow_it(shape, recording,
     src, dst = world_of(recording.stand_in), worlds[shape]
     ev = Evaluation()
     recorded(ev, recording, src, dst, SHAPES[shape])
+    unrecorded(ev, dst)
     modelled(ev, dst)
     decisions = evaluate(ev.batch)
     denied = [d for d in decisions if not d.allowed]
