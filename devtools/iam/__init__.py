@@ -5,5 +5,7 @@ synthesized template's own policies (moto stores policies but never evaluates th
 - `actions`: an operation -> the IAM requests AWS authorizes for it (KMS use through S3 and SQS included);
 - `world`: one deploy shape's policies (identity, resource, key, trust), resolved to the stand-in's names;
 - `evaluator`: those requests evaluated by @cloud-copilot/iam-simulate (devtools/iam/simulate.mjs);
-- `shapes`: the cdk.json shapes the contract test deploys.
+- `recording_server`: moto's server, recording each request whole (tests/iam runs the scenario against it).
+
+tests/iam holds the scenario, the deploy shapes and the tests.
 """

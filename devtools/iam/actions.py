@@ -222,29 +222,24 @@ def sns_needs(call: Call, enc: Encryption) -> list[Need]:
     return needs
 
 
+def kms_needs(call: Call, enc: Encryption) -> list[Need]:
+    return [Need(f"kms:{call.operation}", enc.key_arn(call.params["KeyId"]))]
+
+
+def sts_needs(call: Call, enc: Encryption) -> list[Need]:
+    if call.operation == "GetCallerIdentity":  # needs no permission
+        return []
+    if call.operation == "AssumeRole":
+        return [Need("sts:AssumeRole", call.params["RoleArn"])]
+    raise UnknownOperation(f"sts {call.operation}")
+
+
+_BY_SERVICE = {"s3": s3_needs, "sqs": sqs_needs, "sns": sns_needs, "kms": kms_needs, "sts": sts_needs,
+               "emr-serverless": emr_needs, "logs": logs_needs, "glue": glue_needs}
+
+
 def needs_of(call: Call, enc: Encryption) -> list[Need]:
-    """Every IAM authorization `call` needs; [] for calls that need none (sts:GetCallerIdentity)."""
-    s = call.service
-    if s == "s3":
-        return s3_needs(call, enc)
-    if s == "sqs":
-        return sqs_needs(call, enc)
-    if s == "sns":
-        return sns_needs(call, enc)
-    if s == "kms":
-        return [Need(f"kms:{call.operation}", enc.key_arn(call.params["KeyId"]))]
-    if s == "sts":
-        if call.operation == "GetCallerIdentity":
-            return []
-        if call.operation == "AssumeRole":
-            return [Need("sts:AssumeRole", call.params["RoleArn"])]
-        raise UnknownOperation(f"sts {call.operation}")
-    if s == "emr-serverless":
-        return emr_needs(call, enc)
-    if s == "logs":
-        return logs_needs(call, enc)
-    if s == "glue":
-        return glue_needs(call, enc)
-    if s == "monitoring":
-        return [Need(f"cloudwatch:{call.operation}", "*")]
-    raise UnknownOperation(f"{s} {call.operation}")
+    """Every IAM authorization `call` needs ([] for one that needs none); an unknown service is an error."""
+    if call.service not in _BY_SERVICE:
+        raise UnknownOperation(f"{call.service} {call.operation}")
+    return _BY_SERVICE[call.service](call, enc)
