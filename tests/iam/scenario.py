@@ -90,7 +90,7 @@ class Scenario:
                             aws_access_key_id=creds["AWS_ACCESS_KEY_ID"],
                             aws_secret_access_key=creds["AWS_SECRET_ACCESS_KEY"])
 
-    def job(self, what: str, *extra: str, timeout: float = 420) -> None:
+    def job(self, what: str, *extra: str, schema: str | None = SCHEMA, timeout: float = 420) -> None:
         """app/job.py with the arguments submit-job gives it for `ingest`, Spark's checkpoint local."""
         consumer = self.consumer
         name = what.replace(" ", "-")
@@ -98,7 +98,7 @@ class Scenario:
         # the table runs' beside it, under the same consumer's checkpoint.
         base = consumer["checkpointUri"].rstrip("/") + ("" if what == "parquet" else f"/{name}")
         checkpoint = self.work / "spark-checkpoints" / name
-        args = ["--queue-url", consumer["queueUrl"], "--format", "csv", "--schema", SCHEMA,
+        args = ["--queue-url", consumer["queueUrl"], "--format", "csv", *(["--schema", schema] if schema else []),
                 "--checkpoint", str(checkpoint), "--state-location", f"{base}/source-state",
                 "--option", f"quarantineLocation={base}/quarantine", "--option", f"schemaLocation={base}/_schemas",
                 "--option", "header=true", "--option", "sqs.longPollingWaitTimeSeconds=1",
@@ -181,7 +181,8 @@ class Scenario:
         if sinks:
             output = self.consumer["outputUri"].rstrip("/")
             self.upload(["d1.csv", "d2.csv"])
-            self.job("delta", "--sink", "delta", "--table", f"{output}/delta", "--table-writer", "python")
+            # Without a schema: the source infers it from the first files and stores it under schemaLocation.
+            self.job("delta", "--sink", "delta", "--table", f"{output}/delta", "--table-writer", "python", schema=None)
             self.upload(["i1.csv", "i2.csv"])
             self.job("iceberg", "--sink", "iceberg", "--table", f"{GLUE_DATABASE}.events", "--catalog", "glue",
                      "--warehouse", f"{output}/iceberg", "--table-writer", "python")

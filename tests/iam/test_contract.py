@@ -35,6 +35,11 @@ def test_the_scenario_ran_every_process_and_each_made_calls(recording):
     job_ops = {c.operation for w in recording.runs if w.startswith("job:") for c in recording.of(w)}
     assert {"ReceiveMessage", "DeleteMessageBatch", "GetObject", "HeadObject", "ListObjectsV2", "PutObject",
             "CreateTable", "UpdateTable"} <= job_ops
+    # The Delta run infers its schema and stores it beside its state; the Parquet run backfills by listing.
+    inferred = [c for c in recording.of("job: delta") if c.operation == "PutObject" and "/_schemas/" in c.params["Key"]]
+    listed = [c for c in recording.of("job: parquet") if c.operation == "ListObjectsV2"
+              and c.params["Bucket"] == recording.stand_in.outputs["SourceBucketName"]]
+    assert inferred and listed
 
 
 @pytest.mark.parametrize("shape", list(SHAPES))

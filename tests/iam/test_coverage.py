@@ -59,6 +59,6 @@ def test_every_operation_the_code_calls_was_made_in_the_scenario_or_is_evaluated
     lines = [f"  {who} {op}: {sorted(mods)}" for (who, op), mods in sorted(missing.items())]
     assert not missing, ("operations the code calls that the scenario never made: make them in tests/iam/scenario.py, "
                          "or list them in contract.py's unrecorded calls:\n" + "\n".join(lines))
-    # Not stale: each listed operation is still called, and still not made by the scenario.
+    # Not stale: each listed operation is still called. (The scenario may make one now and then, such as a
+    # visibility extension when a batch runs long: it is then evaluated twice, recorded and as listed.)
     assert not [k for k in listed if k not in code], [k for k in listed if k not in code]
-    assert not [k for k in listed if k in made], [k for k in listed if k in made]
