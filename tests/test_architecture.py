@@ -1,4 +1,4 @@
-"""The connector's packages are laid out by the process that runs them (README, "Layout"); these tests keep
+"""The connector's packages are laid out by the process that runs them (docs/layout.md); these tests keep
 each package to what it may import, the executors' reading code free of driver-side libraries, and every
 class small enough to read."""
 from __future__ import annotations

@@ -115,9 +115,14 @@ def quick_start_commands() -> list[str]:
     return commands
 
 
-def test_the_quick_start_is_near_the_top_and_names_the_operator_s_permissions():
+def test_the_readme_is_a_front_door_and_the_quick_start_is_near_its_top():
     text = (REPO / "README.md").read_text()
-    assert text.index(QUICK_START) < text.index("## Layout") < text.index("## Using the source")
+    # At most 300 lines: the manual is in docs/, and the README says where each part of it is.
+    assert text.count("\n") <= 300
+    assert text.index(QUICK_START) < text.index("## The manual")
+    for page in ("docs/source.md", "docs/job.md", "docs/monitoring.md", "docs/deploy.md", "docs/emr.md",
+                 "docs/operations.md", "docs/layout.md", "docs/limits.md"):
+        assert f"]({page}" in text, page
     section = quick_start_section()
     # The policy to attach, and what it holds (tests/iam/test_operator_docs.py checks the whole table).
     for action in ("OperatorPolicyArn", "emr-serverless:GetApplication", "iam:PassRole", "logs:DescribeLogStreams",
@@ -129,10 +134,10 @@ def test_the_quick_start_is_near_the_top_and_names_the_operator_s_permissions():
         assert step in steps, step
 
 
-def test_the_readme_lists_every_auto_loader_option_the_source_knows():
+def test_the_source_s_page_lists_every_auto_loader_option_the_source_knows():
     from s3sqs.config.options import AUTO_LOADER_RENAMED, AUTO_LOADER_SAME, AUTO_LOADER_UNSUPPORTED
 
-    text = (REPO / "README.md").read_text()
+    text = (REPO / "docs" / "source.md").read_text()
     section = text[text.index("#### Coming from Auto Loader"):text.index("The output always has exactly")]
     for name in [f"cloudFiles.{n}" for n in AUTO_LOADER_SAME] + list(AUTO_LOADER_RENAMED) + list(AUTO_LOADER_UNSUPPORTED):
         short = name.rsplit(".", 1)[-1] if name.startswith("cloudFiles.schemaInference") else name

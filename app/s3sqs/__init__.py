@@ -1,6 +1,6 @@
 """s3-sqs: a Spark Structured Streaming source for S3 files announced through SQS, and the job that runs it.
 
-Packages by the process that runs them (README, "Layout"):
+Packages by the process that runs them (docs/layout.md):
 - `core`: what every process shares (the file record, vocabulary, units, endpoint, errors);
 - `config`: settings, validated before any AWS call (source options, DDL schemas);
 - `planning`: the driver side, in Spark's streaming runner;

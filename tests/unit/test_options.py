@@ -99,7 +99,7 @@ def test_plain_http_to_a_public_host_needs_an_explicit_allow(url, monkeypatch):
     assert parse_options({**BASE, "endpointUrl": url}).endpoint_url == url
 
 
-# ---- Auto Loader's names (README: "Coming from Auto Loader") ----
+# ---- Auto Loader's names (docs/source.md: "Coming from Auto Loader") ----
 
 def test_auto_loader_names_this_source_shares_are_read_under_the_cloudfiles_prefix():
     o = parse_options({**BASE, "cloudFiles.maxFilesPerTrigger": "7", "cloudfiles.maxFileAge": "2d",

@@ -4,7 +4,7 @@ Pure data, safe for the executors to import. The readers (reading/formats/) get 
 with the defaults filled in, so a reader never guesses a default. Names match case-insensitively, and
 Spark's synonyms (`delimiter` for `sep`, `charset` for `encoding`) are accepted.
 
-To add an option: one line in FORMAT_OPTIONS, its meaning in the format's reader, a row in README.
+To add an option: one line in FORMAT_OPTIONS, its meaning in the format's reader, a row in docs/source.md (or docs/formats.md).
 """
 from __future__ import annotations
 

@@ -5,7 +5,7 @@ accepted too, and all names are matched case-insensitively (Spark lower-cases th
 name fails with the nearest valid one; a wrong value with the option's name, what it must be and what
 it got (config/fields.py).
 
-To add an option: a field below (its alias is the option's name), and a row in README's options table.
+To add an option: a field below (its alias is the option's name), and a row in docs/source.md's options table.
 """
 from __future__ import annotations
 
@@ -208,7 +208,7 @@ SOURCE_OPTIONS = tuple(a for a in _FIELDS_BY_OPTION if a not in ("mode", "reader
 
 # Auto Loader's options (and the Spark file-source options its users reach for), as this source spells them.
 # Supported under the same name: `cloudFiles.<name>` is read as `<name>`. Named differently: refused, naming
-# this source's option. Not supported: refused, saying why. README.md, "Coming from Auto Loader", lists them.
+# this source's option. Not supported: refused, saying why. docs/source.md, "Coming from Auto Loader", lists them.
 AUTO_LOADER_PREFIX = "cloudfiles."
 AUTO_LOADER_SAME = ("maxFilesPerTrigger", "maxBytesPerTrigger", "maxFileAge", "includeExistingFiles",
                     "allowOverwrites", "backfillInterval", "partitionColumns", "schemaLocation",
@@ -273,13 +273,13 @@ def auto_loader_message(key: str) -> str | None:
 
 
 def source_options_help() -> str:
-    """The source's options, for `job.py --help` and `submit-job --help` (README.md has their meanings)."""
+    """The source's options, for `job.py --help` and `submit-job --help` (docs/source.md has their meanings)."""
     import textwrap
 
     def wrap(label: str, names) -> str:
         return textwrap.fill(", ".join(names), width=110, initial_indent=f"  {label}: ",
                              subsequent_indent="    ")
-    lines = ["source options (--option KEY=VALUE; README.md, \"Options\", says what each does):",
+    lines = ["source options (--option KEY=VALUE; docs/source.md, \"Options\", says what each does):",
              wrap("the source", SOURCE_OPTIONS + ("mode",))]
     lines += [wrap(fmt, sorted(opts) or ["none"]) for fmt, opts in format_options.FORMAT_OPTIONS.items()]
     lines.append(wrap("Auto Loader's cloudFiles.<name>, read as <name>", AUTO_LOADER_SAME))

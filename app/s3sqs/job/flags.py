@@ -110,7 +110,7 @@ SOURCE = (
     Flag("--format", f"format of the S3 files: {', '.join(FORMATS)}", type=choice("a file format", FORMATS, fold=str.lower),
          required=True, metavar="FORMAT"),
     Flag("--schema", 'schema as a DDL string, e.g. "id LONG, name STRING"; without it the source infers the '
-         "schema from the first files and keeps it under CHECKPOINT/_schemas (see README, Schema)"),
+         "schema from the first files and keeps it under CHECKPOINT/_schemas (see docs/source.md, Schema)"),
     Flag("--checkpoint", "checkpoint location (local path or s3://)", required=True),
     Flag("--option", "source option, repeatable (e.g. --option maxFilesPerTrigger=500)", type=key_value,
          repeat=True, metavar="KEY=VALUE"),

@@ -41,7 +41,7 @@ log = logging.getLogger("s3sqs")
 
 
 class S3SqsDataSource(DataSource):
-    """Streams the S3 files announced on an SQS queue, each exactly once. See README for options."""
+    """Streams the S3 files announced on an SQS queue, each exactly once. docs/source.md has its options."""
 
     @classmethod
     def name(cls) -> str:
