@@ -14,7 +14,7 @@ OPERATOR_TOOLS = ("submit-job --apply", "job-runs", "source-state", "redrive-dlq
 
 def readme_statements() -> dict[str, set[str]]:
     text = README.read_text()
-    section = text[text.index("### What the operator needs"):text.index("## Layout")]
+    section = text[text.index("### What the operator needs"):text.index("## The manual")]
     out: dict[str, set[str]] = {}
     for line in section.splitlines():
         cells = line.split("|")
