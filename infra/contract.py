@@ -52,6 +52,13 @@ def account_grant_conditions(principal_arn_like, principal_org_id) -> dict:
     return out
 
 
+def insecure_transport_denial(sid: str, actions, resources) -> dict:
+    """The statement that refuses every request over plain HTTP, whoever makes it: on the stack's topics and an
+    imported bucket's published statements, and what onboarding adds to a bucket policy without one."""
+    return {"Sid": sid, "Effect": "Deny", "Principal": {"AWS": "*"}, "Action": actions, "Resource": resources,
+            "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
+
+
 # Checkpoint bucket: each consumer's job keeps its checkpoint under checkpoints/<consumer>/ and
 # writes its table under output/<consumer>/; its role may write nowhere else there.
 CHECKPOINTS_PREFIX = "checkpoints/"

@@ -28,6 +28,7 @@ from constructs import Construct
 from s3sqs.job import metrics as job_metrics
 
 from infra.config import AlarmConfig, ConsumerConfig, ConsumerGrant, EmrConfig, EventFilterConfig
+from infra import contract
 from infra.contract import POLICY_OWNER_TAG, QUEUE_CONSUME_ACTIONS, alarm_name, dashboard_name, queue_name
 
 # Consumers drain within minutes; four days covers a long weekend outage.
@@ -181,9 +182,8 @@ TOPIC_ACTIONS = ["sns:AddPermission", "sns:DeleteTopic", "sns:GetDataProtectionP
 
 
 def insecure_transport_denial(actions: list[str], resources: list[str], sid: str = "DenyInsecureTransport"):
-    """Refuse every request over plain HTTP, whoever makes it."""
-    return iam.PolicyStatement(sid=sid, effect=iam.Effect.DENY, principals=[iam.AnyPrincipal()], actions=actions,
-                               resources=resources, conditions={"Bool": {"aws:SecureTransport": "false"}})
+    """Refuse every request over plain HTTP, whoever makes it (infra.contract's statement, as CDK's)."""
+    return iam.PolicyStatement.from_json(contract.insecure_transport_denial(sid, actions, resources))
 
 
 def deny_insecure_transport(topic: sns.Topic) -> None:
@@ -415,10 +415,11 @@ def _object_arn(bucket: s3.IBucket, pattern: str) -> str:
     return bucket.arn_for_objects(pattern)
 
 
-def list_statement(sid: str, bucket: s3.IBucket, prefix: str) -> iam.PolicyStatement:
-    """ListBucket on `bucket` below `prefix` ("" is the whole bucket)."""
+def list_statement(sid: str, bucket: s3.IBucket, *prefixes: str) -> iam.PolicyStatement:
+    """ListBucket on `bucket` below each of `prefixes` ("" is the whole bucket)."""
+    condition = None if "" in prefixes else {"StringLike": {"s3:prefix": [f"{p}*" for p in prefixes]}}
     return iam.PolicyStatement(sid=sid, actions=["s3:ListBucket"], resources=[bucket.bucket_arn],
-                               conditions={"StringLike": {"s3:prefix": [f"{prefix}*"]}} if prefix else None)
+                               conditions=condition)
 
 
 class JobRole(Construct):
@@ -465,12 +466,7 @@ class JobRole(Construct):
                 ],
             ),
             # Folder prefixes end in "/": "checkpoints/ingest*" would also list "checkpoints/ingest-v2/".
-            iam.PolicyStatement(
-                sid="ListCheckpointAndOutput",
-                actions=["s3:ListBucket"],
-                resources=[checkpoint_bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [f"{checkpoint_prefix}*", f"{output_prefix}*"]}},
-            ),
+            list_statement("ListCheckpointAndOutput", checkpoint_bucket, checkpoint_prefix, output_prefix),
             # What backfills list (includeExistingFiles, backfillInterval); also what makes S3 answer a read of a
             # key deleted before the job reads it with 404 rather than 403.
             list_statement("ListSourcePrefix", source_bucket, read_prefix),
@@ -554,12 +550,7 @@ class SourceCleanerRole(Construct):
                 actions=["s3:GetObject", "s3:PutObject"],
                 resources=[_object_arn(checkpoint_bucket, f"{journal_prefix}*")],
             ),
-            iam.PolicyStatement(
-                sid="ListMarkersAndJournal",
-                actions=["s3:ListBucket"],
-                resources=[checkpoint_bucket.bucket_arn],
-                conditions={"StringLike": {"s3:prefix": [f"{p}*" for p in (*marker_prefixes, journal_prefix)]}},
-            ),
+            list_statement("ListMarkersAndJournal", checkpoint_bucket, *marker_prefixes, journal_prefix),
         ]
         if archive_bucket is not None:
             statements.append(iam.PolicyStatement(
@@ -588,8 +579,9 @@ class SourceCleanerRole(Construct):
         acknowledge_wildcards(self, self.role, statements)
 
 
-def acknowledge_wildcards(scope: Construct, role: iam.Role, statements: Sequence[iam.PolicyStatement]) -> None:
-    """Accept cdk-nag's IAM5 finding on each wildcard resource of a statement whose Sid has a reason."""
+def acknowledge_wildcards(scope: Construct, role: Construct, statements: Sequence[iam.PolicyStatement]) -> None:
+    """Accept cdk-nag's IAM5 finding on each wildcard resource of a statement whose Sid has a reason, on the role
+    or managed policy that holds the statements."""
     for statement in statements:
         reason = _WILDCARD_REASONS.get(statement.sid)
         for resource in statement.resources:
@@ -638,15 +630,19 @@ ICEBERG_GLUE_ACTIONS = ["glue:CreateDatabase", "glue:CreateTable", "glue:GetData
                         "glue:UpdateTable"]
 
 
-def iceberg_glue_statement(stack: Stack, database: str) -> iam.PolicyStatement:
-    """The job's Iceberg tables in one Glue database, and nothing else of the Data Catalog."""
+def glue_tables(stack: Stack, databases: Sequence[str]) -> list[str]:
+    """The ARNs a Glue table operation is authorized on, for the tables of `databases`: the catalog, each
+    database, its tables."""
     def glue_arn(resource: str, name: str | None = None) -> str:
         return stack.format_arn(service="glue", resource=resource, resource_name=name)
-    return iam.PolicyStatement(
-        sid="UseIcebergGlueDatabase",
-        actions=ICEBERG_GLUE_ACTIONS,
-        resources=[glue_arn("catalog"), glue_arn("database", database), glue_arn("table", f"{database}/*")],
-    )
+    return [glue_arn("catalog"), *(a for db in dict.fromkeys(databases)
+                                   for a in (glue_arn("database", db), glue_arn("table", f"{db}/*")))]
+
+
+def iceberg_glue_statement(stack: Stack, database: str) -> iam.PolicyStatement:
+    """The job's Iceberg tables in one Glue database, and nothing else of the Data Catalog."""
+    return iam.PolicyStatement(sid="UseIcebergGlueDatabase", actions=ICEBERG_GLUE_ACTIONS,
+                               resources=glue_tables(stack, [database]))
 
 
 _WILDCARD_REASONS = {
@@ -668,6 +664,13 @@ _WILDCARD_REASONS = {
     "KeepCleaningJournal": "The cleaner writes one journal object per chunk of cleaned files; limited to its "
                            "own journal prefix.",
     "WriteArchive": "Archived files keep their keys below the archive prefix; limited to that prefix.",
+    # The operators' managed policy (OperatorPolicy).
+    "UploadJobArtifacts": "submit-job uploads each consumer's code under content-addressed keys below jobs/.",
+    "WatchJobRuns": "Job run ids are made per run; limited to the stack's one application.",
+    "ReadJobLogs": "Log stream names are made per run; limited to the consumers' own log groups.",
+    "ReadSourceState": "source-state reads every consumer's state files below checkpoints/.",
+    "CompactTables": "compact-table rewrites the data files of the consumers' tables below output/.",
+    "CompactIcebergTables": "compact-table commits to the consumers' Iceberg tables by name, in their own databases.",
 }
 
 
@@ -706,10 +709,7 @@ class OperatorPolicy(Construct):
                                 resources=[checkpoint_bucket.arn_for_objects(f"{checkpoint_prefix}*")]),
             iam.PolicyStatement(sid="CompactTables", actions=["s3:GetObject", "s3:PutObject", "s3:AbortMultipartUpload"],
                                 resources=[checkpoint_bucket.arn_for_objects(f"{output_prefix}*")]),
-            iam.PolicyStatement(sid="ListCheckpointsAndTables", actions=["s3:ListBucket"],
-                                resources=[checkpoint_bucket.bucket_arn],
-                                conditions={"StringLike": {"s3:prefix": [f"{checkpoint_prefix}*",
-                                                                          f"{output_prefix}*"]}}),
+            list_statement("ListCheckpointsAndTables", checkpoint_bucket, checkpoint_prefix, output_prefix),
             iam.PolicyStatement(sid="RedriveDeadLetterQueues", actions=[
                 "sqs:ReceiveMessage", "sqs:ChangeMessageVisibility", "sqs:DeleteMessage", "sqs:GetQueueAttributes",
                 "sqs:ListDeadLetterSourceQueues", "sqs:StartMessageMoveTask", "sqs:ListMessageMoveTasks",
@@ -718,12 +718,8 @@ class OperatorPolicy(Construct):
                                 resources=[q.queue_arn for q in queues]),
         ]
         if glue_databases:
-            glue = [stack.format_arn(service="glue", resource="catalog")]
-            for db in dict.fromkeys(glue_databases):
-                glue += [stack.format_arn(service="glue", resource="database", resource_name=db),
-                         stack.format_arn(service="glue", resource="table", resource_name=f"{db}/*")]
-            statements.append(iam.PolicyStatement(sid="CompactIcebergTables", resources=glue, actions=[
-                "glue:GetDatabase", "glue:GetTable", "glue:UpdateTable"]))
+            statements.append(iam.PolicyStatement(sid="CompactIcebergTables", resources=glue_tables(
+                stack, glue_databases), actions=["glue:GetDatabase", "glue:GetTable", "glue:UpdateTable"]))
         if encryption_key is not None:
             statements += [
                 key_use_through_s3(encryption_key, "UseStackKeyThroughS3", [artifacts_bucket, checkpoint_bucket]),
@@ -734,22 +730,7 @@ class OperatorPolicy(Construct):
                                                   resources=[cleaner_role.role_arn]))
         self.policy = iam.ManagedPolicy(self, "Policy", description=f"What {stack.stack_name}'s operator tools "
                                         "call: attach it to the operators' role", statements=statements)
-        for statement in statements:
-            reason = _OPERATOR_WILDCARD_REASONS.get(statement.sid)
-            for resource in statement.resources:
-                text = nag_resource_text(self, resource)
-                if reason and "*" in text:
-                    acknowledge(self.policy, f"AwsSolutions-IAM5[Resource::{text}]", reason)
-
-
-_OPERATOR_WILDCARD_REASONS = {
-    "UploadJobArtifacts": "submit-job uploads each consumer's code under content-addressed keys below jobs/.",
-    "WatchJobRuns": "Job run ids are made per run; limited to the stack's one application.",
-    "ReadJobLogs": "Log stream names are made per run; limited to the consumers' own log groups.",
-    "ReadSourceState": "source-state reads every consumer's state files below checkpoints/.",
-    "CompactTables": "compact-table rewrites the data files of the consumers' tables below output/.",
-    "CompactIcebergTables": "compact-table commits to the consumers' Iceberg tables by name, in their own databases.",
-}
+        acknowledge_wildcards(self, self.policy, statements)
 
 
 class SparkApplication(Construct):

@@ -16,6 +16,7 @@ import re
 from dataclasses import dataclass
 from typing import Callable, Iterable
 
+from infra import contract
 from infra.contract import (
     ACCOUNT_ID_RE, ORG_ID_RE, QUEUE_CONSUME_ACTIONS, account_grant_conditions, principal_pattern_problem,
 )
@@ -172,8 +173,7 @@ def insecure_transport_denial(bucket: str, partition: str = "aws") -> dict:
     """Deny every request to the bucket and its objects over plain HTTP, whoever makes it: the statement the
     stack puts on the buckets it creates (and asks an imported bucket's owner to add)."""
     arn = bucket_arn(bucket, partition)
-    return {"Sid": DENY_INSECURE_TRANSPORT_SID, "Effect": "Deny", "Principal": {"AWS": "*"}, "Action": "s3:*",
-            "Resource": [arn, f"{arn}/*"], "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
+    return contract.insecure_transport_denial(DENY_INSECURE_TRANSPORT_SID, "s3:*", [arn, f"{arn}/*"])
 
 
 def _as_list(value) -> list:
