@@ -488,13 +488,19 @@ class StackConfig(BaseModel):
     def _schedule_of_cleaning(cls, values: Any) -> Any:
         if isinstance(values, dict) and isinstance(values.get("sourceCleaning"), dict):
             values = {**values, "sourceCleaningSchedule": values["sourceCleaning"].get(SCHEDULE),
-                      "sourceCleaningOperatorRoles": values["sourceCleaning"].get(OPERATOR_ROLES) or ()}
+                      "sourceCleaningOperatorRoles": values["sourceCleaning"].get(OPERATOR_ROLES)}
         return values
 
     @field_validator("cleaning_schedule", mode="before")
     @classmethod
     def _cleaning_schedule(cls, raw: Any) -> str | None:
         return cleaning_schedule(raw)
+
+    @field_validator("cleaning_operator_roles", mode="before")
+    @classmethod
+    def _cleaning_operator_roles(cls, raw: Any) -> tuple[str, ...]:
+        # Parsed as source_cleaning checked it (and named any error there): a JSON-text list comes in as a list.
+        return _each(_expect([] if raw is None else raw, list), _operator_role)
 
     @field_validator("source_cleaning", mode="before")
     @classmethod

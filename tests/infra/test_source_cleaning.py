@@ -161,3 +161,12 @@ def test_an_archive_in_an_imported_source_bucket_must_lie_outside_every_consumer
     outside = {"cleanSource": "archive", "sourceArchiveLocation": "s3://acme-landing-zone/archive/"}
     cfg = parse_config({**VARIANT_CONTEXT, "sourceCleaning": outside})
     assert (cfg.source_cleaning.archive_bucket, cfg.source_cleaning.archive_prefix) == ("acme-landing-zone", "archive/")
+
+
+def test_operator_roles_given_as_json_text_as_dash_c_passes_them_are_read():
+    from infra.app import cdk_json_context
+
+    cleaning = {**SOURCE_CLEANING_CONTEXT["sourceCleaning"], "schedule": "manual", "operatorRoles": '["data-ops"]'}
+    assert parse_config({**cdk_json_context(), "sourceCleaning": cleaning}).cleaning_operator_roles == ("data-ops",)
+    with pytest.raises(ConfigError, match=r"sourceCleaning\.operatorRoles\[0\]: 'arn:aws:iam::1:role/x' is an ARN"):
+        parse_config({**cdk_json_context(), "sourceCleaning": {**cleaning, "operatorRoles": '["arn:aws:iam::1:role/x"]'}})
