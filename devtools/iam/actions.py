@@ -49,9 +49,15 @@ def _bucket(bucket: str) -> str:
     return f"arn:aws:s3:::{bucket}"
 
 
+def via_context(service: str, region: str, context_key: str, context_value: str) -> tuple:
+    """The condition keys of a KMS request an AWS service makes for a caller: the service, and the resource's
+    ARN as encryption context."""
+    return (("kms:ViaService", f"{service}.{region}.amazonaws.com"),
+            (f"kms:EncryptionContext:{context_key}", context_value))
+
+
 def _via(enc: Encryption, service: str, key: str, actions: tuple[str, ...], context_key: str, context_value: str):
-    ctx = (("kms:ViaService", f"{service}.{enc.region}.amazonaws.com"),
-           (f"kms:EncryptionContext:{context_key}", context_value))
+    ctx = via_context(service, enc.region, context_key, context_value)
     return [Need(a, key, ctx) for a in actions]
 
 

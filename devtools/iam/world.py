@@ -43,14 +43,13 @@ class World:
     account: str
     region: str
     outputs: dict
-    roles: dict = field(default_factory=dict)             # role ARN -> {"trust": doc, "identity": [docs], "lid"}
+    roles: dict = field(default_factory=dict)             # role ARN -> {"trust": doc, "identity": [docs]}
     managed: dict = field(default_factory=dict)           # logical id -> managed policy document
     resource_policies: dict = field(default_factory=dict)  # bucket/queue/topic/key ARN -> merged policy document
     bucket_keys: dict = field(default_factory=dict)       # bucket name -> key ARN
     queue_keys: dict = field(default_factory=dict)        # queue ARN -> key ARN
     topic_keys: dict = field(default_factory=dict)        # topic ARN -> key ARN
     log_group_keys: dict = field(default_factory=dict)    # log group ARN -> key ARN
-    functions: dict = field(default_factory=dict)         # Lambda function logical id -> role ARN
 
     # --- the Encryption protocol of devtools.iam.actions ----------------------------------------------
 
@@ -143,7 +142,7 @@ def world_of(stand_in: StandIn, extra_bucket_policies: dict | None = None) -> Wo
     for lid, r in res.items():
         t, p, phys = r["Type"], r["Properties"], r["Physical"]
         if t == "AWS::IAM::Role" and phys:
-            w.roles[phys["Arn"]] = {"lid": lid, "trust": p["AssumeRolePolicyDocument"],
+            w.roles[phys["Arn"]] = {"trust": p["AssumeRolePolicyDocument"],
                                     "identity": [x["PolicyDocument"] for x in p.get("Policies", [])]}
         elif t == "AWS::IAM::ManagedPolicy":
             w.managed[lid] = p["PolicyDocument"]
@@ -161,8 +160,6 @@ def world_of(stand_in: StandIn, extra_bucket_policies: dict | None = None) -> Wo
         elif t == "AWS::Logs::LogGroup" and p.get("KmsKeyId"):
             name = p.get("LogGroupName") or phys["Ref"]
             w.log_group_keys[f"arn:aws:logs:{w.region}:{w.account}:log-group:{name}"] = w.key_arn(p["KmsKeyId"])
-        elif t == "AWS::Lambda::Function" and isinstance(p.get("Role"), str):
-            w.functions[lid] = p["Role"]
     for lid, r in res.items():
         t, p = r["Type"], r["Properties"]
         if t == "AWS::IAM::Policy":

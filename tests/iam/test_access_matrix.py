@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from devtools.iam.actions import Need
+from devtools.iam.actions import Need, via_context
 from devtools.iam.evaluator import evaluate
 from devtools.iam.world import ANONYMOUS, Principal, World, role_principal
 from tests.iam.contract import external_readers, operator
@@ -19,10 +19,6 @@ ASSUME_ANY = {"Version": "2012-10-17", "Statement": [{"Effect": "Allow", "Action
 
 def service(name: str) -> Principal:
     return Principal(name, name, None, ())
-
-
-def _via(key: str, svc: str, ctx_key: str, arn: str, region: str = "us-east-1") -> tuple:
-    return (("kms:ViaService", f"{svc}.{region}.amazonaws.com"), (f"kms:EncryptionContext:{ctx_key}", arn))
 
 
 def cells(w: World, shape: dict) -> list[tuple[Principal, Need, str, str]]:
@@ -54,7 +50,7 @@ def cells(w: World, shape: dict) -> list[tuple[Principal, Need, str, str]]:
                  [("s3:prefix", o["prefix"])])
         if key:
             deny(job, "kms:Decrypt", key, f"the key through SQS for {name}'s queue",
-                 _via(key, "sqs", "aws:sqs:arn", o["queueArn"]))
+                 via_context("sqs", w.region, "aws:sqs:arn", o["queueArn"]))
         for reader in external_readers(w, shape):
             deny(reader, "sqs:ReceiveMessage", o["queueArn"], f"{name}'s queue, for ingest's reader")
             if c["prefix"] and not o["prefix"].startswith(c["prefix"]):
@@ -70,7 +66,7 @@ def cells(w: World, shape: dict) -> list[tuple[Principal, Need, str, str]]:
     if key:
         deny(job, "kms:Decrypt", key, "the key outside S3 and SQS")
         deny(job, "kms:Decrypt", key, "the key through SQS for its dead-letter queue",
-             _via(key, "sqs", "aws:sqs:arn", c["dlqArn"]))
+             via_context("sqs", w.region, "aws:sqs:arn", c["dlqArn"]))
     for reader in external_readers(w, shape):
         deny(reader, "s3:ListBucket", f"arn:aws:s3:::{src}", "listing the source bucket from another account",
              [("s3:prefix", c["prefix"])])
@@ -88,7 +84,8 @@ def cells(w: World, shape: dict) -> list[tuple[Principal, Need, str, str]]:
         deny(who, "sqs:ReceiveMessage", c["queueArn"], "the consumer's queue")
         deny(who, "sns:Publish", w.outputs["TopicArn"], "the fan-out topic")
         if key:
-            deny(who, "kms:Decrypt", key, "the stack key through SQS", _via(key, "sqs", "aws:sqs:arn", c["queueArn"]))
+            deny(who, "kms:Decrypt", key, "the stack key through SQS",
+                 via_context("sqs", w.region, "aws:sqs:arn", c["queueArn"]))
     for who in (stranger, local_assumer):
         deny(who, "sts:AssumeRole", c["jobRoleArn"], "the job role")
         if "SourceCleaning" in w.outputs:
