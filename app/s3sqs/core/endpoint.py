@@ -36,3 +36,13 @@ def s3_filesystem(e: Endpoint):
     return pafs.S3FileSystem(connect_timeout=CONNECT_TIMEOUT_SECONDS, request_timeout=REQUEST_TIMEOUT_SECONDS,
                              retry_strategy=pafs.AwsStandardS3RetryStrategy(max_attempts=e.max_attempts),
                              **kwargs)
+
+
+def ensure_parent(fs, path: str) -> None:
+    """The folder `path` goes in, on a local filesystem. Not on S3, which has no folders: there pyarrow's
+    create_dir HEADs the bucket and writes a marker object for every level up to the bucket's top, calls a job
+    role (its prefixes only, no bucket-wide listing) may not make."""
+    import pyarrow.fs as pafs
+
+    if isinstance(fs, pafs.LocalFileSystem):
+        fs.create_dir(path.rsplit("/", 1)[0], recursive=True)

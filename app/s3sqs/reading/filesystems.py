@@ -15,7 +15,7 @@ import time
 import pyarrow as pa
 import pyarrow.fs as pafs
 
-from ..core.endpoint import Endpoint, s3_filesystem
+from ..core.endpoint import Endpoint, ensure_parent, s3_filesystem
 from ..core.files import S3File
 from ..core.retry import retry_call
 
@@ -70,14 +70,6 @@ def put_json(filesystems: "Filesystems", location: str, name: str, body: dict, w
         with fs.open_output_stream(path) as out:
             out.write(json.dumps(body).encode())
     with_retries(f"{path} ({what})", put)
-
-
-def ensure_parent(fs: pafs.FileSystem, path: str) -> None:
-    """The folder `path` goes in, on a local filesystem. Not on S3, which has no folders: there pyarrow's
-    create_dir HEADs the bucket and writes a marker object for every level up to the bucket's top, calls the
-    job role (its prefixes only, no bucket-wide listing) may not make."""
-    if isinstance(fs, pafs.LocalFileSystem):
-        fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
 
 
 def classify(error: BaseException) -> str:

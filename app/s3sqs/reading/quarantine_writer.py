@@ -10,7 +10,8 @@ import pyarrow.fs as pafs
 from ..core.files import S3File
 from ..core.vocabulary import FileStatus
 from ..state.quarantine import copy_name, record, record_name
-from .filesystems import Filesystems, ensure_parent, put_json, with_retries
+from ..core.endpoint import ensure_parent
+from .filesystems import Filesystems, put_json, with_retries
 
 log = logging.getLogger("s3sqs.reader")
 

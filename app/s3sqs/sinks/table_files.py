@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 from pyspark.sql.datasource import DataSource, DataSourceArrowWriter, WriterCommitMessage
 
+from ..core.endpoint import ensure_parent
 from ..core.units import now_ms
 from .paths import (data_file_name, escape_path_segment, partition_path, partition_string,
                     spark_escape_path_segment, split_by_keys)
@@ -120,7 +121,6 @@ class _RollingFiles:
     def __init__(self, fs, base: str, spec: WriteSpec, table_schema: pa.Schema, task: int, attempt: int):
         self.fs, self.base, self.spec, self.task, self.attempt = fs, base, spec, task, attempt
         self.schema = file_schema(table_schema, spec.partition_by, spec.table_format)
-        self.local = not spec.target.is_s3
         self.row_group_bytes = min(spec.target_file_size, MAX_ROW_GROUP_BYTES)
         self.buffers: dict[tuple, list[pa.Table]] = {}
         self.buffered: dict[tuple, int] = {}
@@ -173,8 +173,7 @@ class _RollingFiles:
         self.seq += 1
         rel = f"{folder}/{name}" if folder else name
         path = f"{self.base}/{rel}"
-        if self.local:
-            self.fs.create_dir(path.rsplit("/", 1)[0], recursive=True)
+        ensure_parent(self.fs, path)
         stream = self.fs.open_output_stream(path)
         writer = pq.ParquetWriter(stream, self.schema, compression="zstd")
         stats = FileStats(self.schema) if self.spec.table_format == "delta" else None
