@@ -8,8 +8,7 @@ from __future__ import annotations
 
 import re
 
-from s3sqs.config.options import STATE_DIR as _STATE_DIR
-from s3sqs.state.markers import MARKER_DIR as _MARKER_DIR
+from s3sqs.core.layout import MARKER_DIR as _MARKER_DIR, STATE_DIR as _STATE_DIR
 
 # Who may be granted: the rules cdk.json's consumers and onboard-account's flags both check.
 ACCOUNT_ID_RE = re.compile(r"^[0-9]{12}\Z")

@@ -23,7 +23,8 @@ PROG = "compact-table"
 
 
 def parser() -> argparse.ArgumentParser:
-    from s3sqs.sinks.config import CATALOGS, DEFAULT_TARGET_FILE_SIZE
+    from s3sqs.sinks.kinds.base import DEFAULT_TARGET_FILE_SIZE
+    from s3sqs.sinks.kinds.iceberg import CATALOGS
 
     p = cli.parser(PROG, "Combine a Delta or Iceberg table's small files, safely while the stream runs.")
     p.add_argument("--format", required=True, type=cli.choice("a table format", ("delta", "iceberg"), fold=str.lower),
@@ -74,7 +75,7 @@ def open_table(args: argparse.Namespace):
     """The existing table, with its own partitioning; raises SinkError naming what is wrong."""
     from s3sqs.core.endpoint import Endpoint
     from s3sqs.sinks import SinkError
-    from s3sqs.sinks.config import catalog_config, iceberg_table_name
+    from s3sqs.sinks.kinds.iceberg import catalog_config, iceberg_table_name
 
     # delta-rs and pyiceberg do not read AWS_ENDPOINT_URL as boto3 does (the local stack's env sets it).
     endpoint = Endpoint(args.endpoint_url or os.environ.get("AWS_ENDPOINT_URL"), args.region)
@@ -95,7 +96,7 @@ def open_table(args: argparse.Namespace):
 
 def _command(args: argparse.Namespace, out) -> int:
     from s3sqs.sinks import SinkError
-    from s3sqs.sinks.config import target_file_size
+    from s3sqs.sinks.kinds.base import target_file_size
 
     resolve_table(args)
     preview = not args.apply

@@ -14,7 +14,7 @@ from s3sqs.config.options import (  # noqa: F401  (one owner)
 from s3sqs.config.source_options import SourceOptions
 
 from ops.emr import SubmitError
-from s3sqs.core.names import did_you_mean
+from s3sqs.job.preflight import columns_problem
 
 
 def check_schema(schema_text: str | None, partition_by: tuple[str, ...]) -> Schema | None:
@@ -45,11 +45,8 @@ def check_options(raw: dict[str, str], schema: Schema | None) -> SourceOptions:
 
 
 def _check_columns(flag: str, columns: tuple[str, ...], schema: Schema) -> None:
-    # Exact names, as the job and the source compare them.
-    for c in columns:
-        if c not in schema.names:
-            raise SubmitError(f"{flag}: column {c!r} is not in --schema{did_you_mean(c, schema.names)}; "
-                              f"its columns are: {', '.join(schema.names)}")
+    if problem := columns_problem(flag, columns, schema.names):  # the job's own check
+        raise SubmitError(problem)
 
 
 # ---------------------------------------------------------------- where an EMR run keeps what must outlive it

@@ -185,14 +185,14 @@ def check_sink(spec: JobSpec, output: str, manifest: dict):
     import argparse
 
     from s3sqs.sinks import SinkError
-    from s3sqs.sinks.config import sink_config
+    from s3sqs.sinks.kinds import from_flags
 
     flags = argparse.Namespace(
         sink=spec.sink, table=spec.table, output=output, partition_by=list(spec.partition_by),
         transform=spec.transform, target_file_size=spec.target_file_size, catalog=None,
         catalog_uri=None, warehouse=None, endpoint_url=None, region=spec.region, table_writer=spec.writer)
     try:
-        cfg = sink_config(flags)
+        cfg = from_flags(flags)
     except SinkError as e:
         raise SubmitError(str(e)) from None
     if spec.transform and not manifest.get("preview"):  # without dist/, package-job has not chosen them yet
@@ -205,13 +205,10 @@ def check_sink(spec: JobSpec, output: str, manifest: dict):
     return cfg
 
 
-def table_writer_conf(sink, region: str | None) -> tuple[str, ...]:
+def table_writer_conf(sink) -> tuple[str, ...]:
     """Spark's own table writers: EMR's bundled jars on the classpath, and the session settings the job
-    also sets itself (s3sqs.sinks.spark_tables), so the request shows what the job runs with."""
-    from s3sqs.core.endpoint import Endpoint
-    from s3sqs.sinks.spark_tables import emr_conf
-
-    return tuple(f"{k}={v}" for k, v in emr_conf(sink, Endpoint(None, region)).items())
+    also sets itself (its sink kind's session_conf), so the request shows what the job runs with."""
+    return tuple(f"{k}={v}" for k, v in sink.emr_conf().items())
 
 
 def build_start_job_run_request(
@@ -238,7 +235,7 @@ def build_start_job_run_request(
                                                              spec.region),
                 "sparkSubmitParameters": spark_submit_parameters(
                     locations.uri(manifest["environment"]), locations.uri(manifest["connector"]),
-                    table_writer_conf(sink, spec.region) + spec.spark_conf),
+                    table_writer_conf(sink) + spec.spark_conf),
             }
         },
         "configurationOverrides": {

@@ -23,7 +23,7 @@ def test_the_queue_is_asked_only_for_a_batch_to_report_or_once_all_else_says_don
     log_batch(ck, 0, 0, committed=False)
     state = check.when_needed(new_batches=False, until_drained=True)
     assert asked() == 0 and state.queued is None and not state.drained
-    assert state.waiting_for() == "batch 0 to be committed"
+    assert str(state) == "batch 0 to be committed"
 
     # A batch to report: its line gives the backlog, so the queue is asked, whatever else says.
     w.send_raw("not an S3 event")
@@ -34,7 +34,7 @@ def test_the_queue_is_asked_only_for_a_batch_to_report_or_once_all_else_says_don
     log_batch(ck, 0, 0, committed=True)
     state = check.when_needed(new_batches=False, until_drained=True)
     assert asked() == 2 and state.queued == 1 and not state.drained
-    assert state.waiting_for() == "1 messages in the queue"
+    assert str(state) == "1 messages in the queue"
 
     w.sqs.purge_queue(QueueUrl=w.queue_url)
     state = check.when_needed(new_batches=False, until_drained=True)

@@ -35,7 +35,7 @@ def base(w, tmp_path, **over):
     ({"--queue-url": "QUEUE/nowhere"}, "no such queue"),
     ({"--checkpoint": "s3://no-such-bucket-here/ck"}, "bucket 'no-such-bucket-here' does not exist"),
     ({"--schema": "id LONG, name STRNG"}, "--schema: unknown type 'STRNG'"),
-    ({"--partition-by": "day"}, "--partition-by day: not in --schema"),
+    ({"--partition-by": "day"}, "--partition-by: column 'day' is not in --schema; its columns are: "),
 ])
 def test_bad_input_is_one_line_and_exit_2(wiring, tmp_path, change, expected):
     if change.get("--queue-url") == "QUEUE/nowhere":

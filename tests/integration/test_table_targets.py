@@ -13,7 +13,7 @@ from pyspark.sql import types as T
 from s3sqs.core.endpoint import Endpoint
 from s3sqs.sinks import SinkError
 from s3sqs.sinks import iceberg as iceberg_module
-from s3sqs.sinks.config import CatalogConfig
+from s3sqs.sinks.kinds.iceberg import CatalogConfig
 from s3sqs.sinks import file_sink_log
 from s3sqs.sinks.delta import DeltaTarget
 from s3sqs.sinks.file_sink_log import FileSinkLogTarget

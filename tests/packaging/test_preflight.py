@@ -4,7 +4,7 @@ from __future__ import annotations
 import pytest
 
 from s3sqs.job.flags import parse_job_args
-from s3sqs.job.main import source_options
+from s3sqs.job.preflight import source_options
 
 from ops.emr import SubmitError, preflight
 

@@ -96,9 +96,8 @@ def test_spark_reads_a_log_compacted_here_and_no_orphan_file(spark, tmp_path):
 def test_one_function_decides_who_writes_the_files_and_says_why_not(spark, moto_endpoint, tmp_path):
     from types import SimpleNamespace
 
-    from s3sqs import sinks
+    from s3sqs.sinks.kinds import from_flags
     from s3sqs.config.options import job_source_options
-    from s3sqs.core.endpoint import Endpoint
     from s3sqs.job.direct_write import query_writer
     from s3sqs.planning.source import register
 
@@ -108,11 +107,11 @@ def test_one_function_decides_who_writes_the_files_and_says_why_not(spark, moto_
     df = spark.readStream.format("s3-sqs").options(**options).schema("id LONG, p STRING").load()
 
     def decide(output: str, **flags):
-        cfg = sinks.check(SimpleNamespace(**{
+        sink = from_flags(SimpleNamespace(**{
             "sink": "parquet", "table": None, "output": output, "rebalance_writes": False, "table_writer": None,
             "partition_by": (), "target_file_size": None, "transform": None, "catalog": None, "catalog_uri": None,
-            "warehouse": None, **flags}))
-        writer, rows_of, refusal = query_writer(spark, options, df, cfg, Endpoint(w.endpoint, "us-east-1"))
+            "warehouse": None, "endpoint_url": w.endpoint, "region": "us-east-1", **flags}))
+        writer, rows_of, refusal = query_writer(spark, options, df, sink)
         return rows_of is not None, refusal
 
     assert decide(str(tmp_path / "direct")) == (True, None)

@@ -37,7 +37,7 @@ def run(spark, tmp_path, opts, schema=None, timeout=120):
     deadline, drained = time.monotonic() + timeout, 0
     try:
         while drained < 2:
-            assert time.monotonic() < deadline, f"not drained in time: waiting for {check().waiting_for()}"
+            assert time.monotonic() < deadline, f"not drained in time: waiting for {check()}"
             if q.exception():
                 return str(q.exception())
             drained = drained + 1 if q.lastProgress and check().drained else 0

@@ -56,7 +56,7 @@ def run_until_drained(spark, w, tmp_path, schema, opts, timeout=180, **trigger):
             check = CompletionCheck(parse_options(opts), str(tmp_path / "ck"))
             drained = 0
             while drained < 2:
-                assert time.monotonic() < deadline, f"not drained in time: waiting for {check().waiting_for()}"
+                assert time.monotonic() < deadline, f"not drained in time: waiting for {check()}"
                 if q.exception():
                     raise q.exception()
                 drained = drained + 1 if q.lastProgress and check().drained else 0

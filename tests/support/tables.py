@@ -1,7 +1,7 @@
 """Reading what the Delta and Iceberg sinks committed, as a reader of the table would see it."""
 from __future__ import annotations
 
-from s3sqs.sinks.config import CatalogConfig
+from s3sqs.sinks.kinds.iceberg import CatalogConfig
 from s3sqs.sinks.delta import DeltaTarget
 from s3sqs.sinks.iceberg import IcebergTarget, open_catalog
 from s3sqs.sinks.location import Location

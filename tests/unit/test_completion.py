@@ -38,7 +38,7 @@ def test_a_foreign_offset_log_is_a_clear_error(tmp_path):
      "the backfill (a listing of basePath or an inventory report) to finish"),  # a listing still recording
 ])
 def test_drained_needs_an_empty_queue_every_file_planned_and_the_last_batch_committed(progress, drained, waiting):
-    assert progress.drained is drained and progress.waiting_for() == waiting
+    assert progress.drained is drained and str(progress) == waiting
 
 
 @pytest.mark.parametrize("progress, settled, waiting", [
@@ -47,7 +47,7 @@ def test_drained_needs_an_empty_queue_every_file_planned_and_the_last_batch_comm
     (Progress(None, 30, 25, 1, True), False, "files up to offset 30 to be planned (logged: 25)"),
 ])
 def test_a_reading_without_the_queue_is_never_drained(progress, settled, waiting):
-    assert progress.settled is settled and not progress.drained and progress.waiting_for() == waiting
+    assert progress.settled is settled and not progress.drained and str(progress) == waiting
 
 
 def test_the_batch_line_says_files_rows_bytes_speed_problems_costs_and_backlog():

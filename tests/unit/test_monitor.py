@@ -2,8 +2,10 @@
 import io
 import json
 
+import pytest
+
 from s3sqs.job.completion import Progress
-from s3sqs.job.monitor import BatchMonitor
+from s3sqs.job.monitor import BatchMonitor, QueryFailed
 from s3sqs.state.snapshots import Snapshots, read_status
 from s3sqs.state.store import LocalStore
 
@@ -45,5 +47,14 @@ def test_each_batch_is_reported_once_with_what_happened_since_the_monitor_starte
     assert "duplicates" not in lines[2]  # the source's counters went to the first batch of the read
     emf = json.loads(lines[3])
     assert emf["QueueName"] == "orders" and emf["FilesQuarantined"] == 1 and emf["batchId"] == 1
-    monitor.failed()
+    with pytest.raises(QueryFailed, match="boom"):
+        monitor.watch(FailedQuery(), until_drained=False, idle_checks=1)
     assert json.loads(out.getvalue().splitlines()[-1])["QueryFailures"] == 1
+
+
+class FailedQuery:
+    """A query that has stopped with an error before the monitor looked."""
+    isActive, recentProgress, lastProgress = False, [], None
+
+    def exception(self):
+        return "boom"

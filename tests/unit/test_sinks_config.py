@@ -4,9 +4,9 @@ import os
 import pytest
 from pyspark.sql import types as T
 
-from s3sqs.sinks import SinkError, direct_write_refusal
+from s3sqs.sinks import SinkError
 from s3sqs.job.flags import OUTPUT
-from s3sqs.sinks.config import sink_config
+from s3sqs.sinks.kinds import from_flags
 
 
 SCHEMA = T.StructType([T.StructField("id", T.LongType())])
@@ -18,7 +18,8 @@ def parse(*argv, output="/data/out", partition_by=()):
         flag.add_to(p)
     args = p.parse_args(list(argv))
     args.output, args.partition_by, args.endpoint_url, args.region = output, list(partition_by), None, "eu-west-1"
-    return sink_config(args)
+    args.transform = getattr(args, "transform", None)
+    return from_flags(args)
 
 
 def test_parquet_is_the_default_and_writes_to_output():
@@ -88,8 +89,8 @@ def test_the_read_tasks_write_a_sink_s_files_unless_a_transform_or_the_flags_say
     assert not parse("--sink", "delta", "--table-writer", "spark").direct_writes
     assert not parse("--table-writer", "spark").direct_writes  # Spark's file sink
     hadoop = parse(output="s3a://bucket/out")  # a Hadoop scheme: Spark's file sink reaches it, pyarrow does not
-    assert hadoop.output == "s3a://bucket/out" and "s3:// URIs only" in direct_write_refusal(SCHEMA, hadoop)
-    assert direct_write_refusal(SCHEMA, parse()) is None and direct_write_refusal(SCHEMA, parse("--sink", "delta")) is None
+    assert hadoop.output == "s3a://bucket/out" and "s3:// URIs only" in hadoop.direct_write_refusal(SCHEMA)
+    assert parse().direct_write_refusal(SCHEMA) is None and parse("--sink", "delta").direct_write_refusal(SCHEMA) is None
     for argv in (("--rebalance-writes",), ("--sink", "delta", "--table-writer", "spark", "--rebalance-writes")):
         with pytest.raises(SinkError, match="--rebalance-writes applies to --sink delta or iceberg with the python"):
             parse(*argv)

@@ -3,11 +3,9 @@ import argparse
 
 import pytest
 
-from s3sqs.core.endpoint import Endpoint
 from s3sqs.job.flags import OUTPUT
 from s3sqs.sinks import SinkError
-from s3sqs.sinks.config import sink_config
-from s3sqs.sinks.spark_tables import emr_conf, iceberg_create_properties, session_conf, table_name
+from s3sqs.sinks.kinds import from_flags
 
 
 def parse(*argv, output="/data/out"):
@@ -16,22 +14,23 @@ def parse(*argv, output="/data/out"):
         flag.add_to(p)
     args = p.parse_args(list(argv))
     args.output, args.partition_by, args.endpoint_url, args.region = output, [], None, "eu-west-1"
-    return sink_config(args)
+    args.transform = None
+    return from_flags(args)
 
 
 def test_the_python_writer_is_the_jobs_default_and_needs_no_spark_settings():
     for sink in ("delta", "iceberg --table lake.t --catalog sql --catalog-uri sqlite:////tmp/c.db"):
         cfg = parse("--sink", *sink.split())
-        assert cfg.table_writer == "python" and session_conf(cfg) == {} and emr_conf(cfg) == {}
-    assert session_conf(parse()) == {}  # parquet: Spark's file sink
+        assert cfg.table_writer == "python" and cfg.session_conf() == {} and cfg.emr_conf() == {}
+    assert parse().session_conf() == {}  # parquet: Spark's file sink
 
 
 def test_spark_delta_writer_sets_delta_extension_and_catalog():
     cfg = parse("--sink", "delta", "--table-writer", "SPARK")
     assert cfg.table_writer == "spark" and cfg.describe() == "delta table /data/out (Spark's Delta writer)"
-    assert session_conf(cfg) == {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
+    assert cfg.session_conf() == {"spark.sql.extensions": "io.delta.sql.DeltaSparkSessionExtension",
                                  "spark.sql.catalog.spark_catalog": "org.apache.spark.sql.delta.catalog.DeltaCatalog"}
-    assert emr_conf(cfg)["spark.jars"] == ("/usr/share/aws/delta/lib/delta-spark.jar,"
+    assert cfg.emr_conf()["spark.jars"] == ("/usr/share/aws/delta/lib/delta-spark.jar,"
                                            "/usr/share/aws/delta/lib/delta-storage.jar")
     with pytest.raises(SinkError, match="Spark's Delta writer writes a file per task"):
         parse("--sink", "delta", "--table-writer", "spark", "--target-file-size", "64m")
@@ -40,7 +39,7 @@ def test_spark_delta_writer_sets_delta_extension_and_catalog():
 def test_spark_iceberg_writer_uses_glue_on_aws_and_a_hadoop_warehouse_locally():
     glue = parse("--sink", "iceberg", "--table", "raw.orders", "--table-writer", "spark",
                  output="s3://ck/output/ingest")
-    conf = emr_conf(glue, Endpoint(None, "eu-west-1"))
+    conf = glue.emr_conf()
     assert conf == {
         "spark.jars": "/usr/share/aws/iceberg/lib/iceberg-spark3-runtime.jar",
         "spark.sql.extensions": "org.apache.iceberg.spark.extensions.IcebergSparkSessionExtensions",
@@ -49,11 +48,11 @@ def test_spark_iceberg_writer_uses_glue_on_aws_and_a_hadoop_warehouse_locally():
         "spark.sql.catalog.s3sqs.io-impl": "org.apache.iceberg.aws.s3.S3FileIO",
         "spark.sql.catalog.s3sqs.client.region": "eu-west-1",
         "spark.sql.catalog.s3sqs.warehouse": "s3://ck/output/ingest"}
-    assert table_name(glue) == "s3sqs.raw.orders"
-    assert iceberg_create_properties(glue)["write.spark.accept-any-schema"] == "true"
+    assert glue.spark_table == "s3sqs.raw.orders"
+    assert glue.create_properties()["write.spark.accept-any-schema"] == "true"
     local = parse("--sink", "iceberg", "--table", "lake.t", "--table-writer", "spark", "--catalog", "hadoop",
                   "--warehouse", "/w")
-    assert {k: v for k, v in session_conf(local).items() if ".type" in k or "warehouse" in k} == {
+    assert {k: v for k, v in local.session_conf().items() if ".type" in k or "warehouse" in k} == {
         "spark.sql.catalog.s3sqs.type": "hadoop", "spark.sql.catalog.s3sqs.warehouse": "/w"}
 
 

@@ -17,6 +17,7 @@ from urllib.parse import urlparse
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
+from ..core import layout
 from ..core.errors import UsageError
 from ..core.names import closest
 from ..core.vocabulary import BadFileAction, FileFormat, Mode, SchemaEvolution
@@ -27,8 +28,6 @@ from .source_options import SourceOptions
 LEGACY_PREFIX = "spark.s3conn."
 # Accepted for compatibility with the original connector, where they had a meaning; not offered as hints.
 COMPAT_OPTIONS = ("queueType",)
-# Where the job keeps the source's file index and quarantined files, under its checkpoint.
-STATE_DIR, QUARANTINE_DIR, SCHEMA_DIR = "source-state", "quarantine", "_schemas"
 
 _HINTS = {
     "fileFormat": f"one of {', '.join(f.value for f in FileFormat)}",
@@ -172,7 +171,7 @@ class OptionsModel(BaseModel):
         if values.get("queueRegion") is None and isinstance(values.get("queueUrl"), str):
             values["queueRegion"] = region_from_queue_url(values["queueUrl"])
         if values.get("quarantineLocation") is None and isinstance(values.get("stateLocation"), str):
-            values["quarantineLocation"] = values["stateLocation"].strip().rstrip("/") + "/" + QUARANTINE_DIR
+            values["quarantineLocation"] = layout.quarantine_location(values["stateLocation"].strip())
         return values
 
     @model_validator(mode="after")
@@ -327,7 +326,7 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
         values["mode"] = reader.pop("mode")
     try:
         values["reader_options"] = format_options.reader_options(fmt, reader)
-        return SourceOptions(OptionsModel.model_validate(blank_to_none(values)).model_dump())
+        return SourceOptions(**OptionsModel.model_validate(blank_to_none(values)).model_dump())
     except ValidationError as e:
         raise OptionError(one_line(e, lambda loc: f"option '{loc[0]}'", _HINTS)) from None
     except ValueError as e:
@@ -340,9 +339,8 @@ def job_source_options(fmt: str, queue_url: str, checkpoint: str, options: dict[
     """The source options the job builds from its flags, then --option. An --option that gives a flag's option
     another value is refused (`flag_names` says how the caller names those flags). One owner, so that what
     submit-job checks is what the job runs."""
-    base = checkpoint.rstrip("/")
-    raw = {"fileFormat": fmt, "queueUrl": queue_url, "stateLocation": state_location or f"{base}/{STATE_DIR}",
-           "quarantineLocation": f"{base}/{QUARANTINE_DIR}", "schemaLocation": f"{base}/{SCHEMA_DIR}"}
+    raw = {"fileFormat": fmt, "queueUrl": queue_url, "stateLocation": state_location or layout.state_location(checkpoint),
+           "quarantineLocation": layout.quarantine_location(checkpoint), "schemaLocation": layout.schema_location(checkpoint)}
     if endpoint_url:
         raw["endpointUrl"] = endpoint_url
     if region:

@@ -43,7 +43,8 @@ class Progress:
     def drained(self) -> bool:
         return self.queued == 0 and self.settled
 
-    def waiting_for(self) -> str:
+    def __str__(self) -> str:
+        """What a --until-drained run is still waiting for (made only when a debug log line shows it)."""
         if self.queued:
             return f"{self.queued} messages in the queue"
         if self.status.get("backfilling"):

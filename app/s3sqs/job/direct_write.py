@@ -33,20 +33,18 @@ _SPEC, _ROWS_SCHEMA = "directWriteSpec", "directWriteRowsSchema"
 _BATCH_ID_PROPERTY = "streaming.sql.batchId"
 
 
-def query_writer(spark, options: dict[str, str], df, cfg, endpoint):
-    """The writer of the query `df` (the s3-sqs source with `options`) into the sink `cfg`
-    (sinks.config.SinkConfig), not yet started; the one place that decides who writes the sink's files: the
-    read tasks when `cfg.direct_writes` and the output allows it, else Spark's writer.
+def query_writer(spark, options: dict[str, str], df, sink):
+    """The writer of the query `df` (the s3-sqs source with `options`) into `sink` (sinks.kinds.base.Sink),
+    not yet started; the one place that decides who writes the sink's files: the read tasks when
+    `sink.direct_writes` and the output allows it, else Spark's writer.
 
     Returns (writer, rows_of, refusal): `rows_of(batch id)`, the rows each batch committed, for a direct
     write only (Spark's count is then of its files); `refusal`, why the output is Spark's to write
-    though the flags asked for direct writes (sinks.direct_write_refusal), else None."""
-    from .. import sinks
-
-    refusal = sinks.direct_write_refusal(df.schema, cfg) if cfg.direct_writes else None
-    if not cfg.direct_writes or refusal:
-        return sinks.writer(df, cfg, endpoint), None, refusal
-    table = sinks.direct_table(df.schema, cfg, endpoint)
+    though the flags asked for direct writes (Sink.direct_write_refusal), else None."""
+    refusal = sink.direct_write_refusal(df.schema) if sink.direct_writes else None
+    if not sink.direct_writes or refusal:
+        return sink.writer(df), None, refusal
+    table = sink.direct_table(df.schema)
     return table.writer(load(spark, options, df.schema, table.spec)), table.sink.rows.get, None
 
 

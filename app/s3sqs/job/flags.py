@@ -3,7 +3,7 @@ same names, types and help, and builds the job's command line from them (`job_ar
 checks is what the job runs.
 
 Every value is checked here, before Spark starts: a duration by the one duration grammar (core.units), a
-KEY=VALUE by its shape, the sink flags by sinks/config.py.
+KEY=VALUE by its shape, the sink flags by their sink kind (sinks/kinds/).
 """
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from typing import Any, Callable
 from ..core.names import did_you_mean
 from ..core.units import parse_duration_seconds
 from ..core.vocabulary import FileFormat
-from ..sinks.config import DEFAULT_TARGET_FILE_SIZE, JOB_CATALOGS, SINKS, TABLE_WRITERS
+from ..sinks.kinds import SinkKind
+from ..sinks.kinds.base import DEFAULT_TARGET_FILE_SIZE, TABLE_WRITERS
+from ..sinks.kinds.iceberg import JOB_CATALOGS
 
 DEFAULT_TRIGGER_INTERVAL = "5 seconds"
 DEFAULT_IDLE_CHECKS = 3
@@ -125,8 +127,8 @@ OUTPUT = (
     Flag("--partition-by", "comma-separated output partition columns", type=comma_list, default=(),
          metavar="C1,C2"),
     Flag("--sink", "parquet: Parquet files in --output with Spark's file sink log (default); delta or iceberg: a "
-                   "table; each committed once per micro-batch", type=choice("a sink", SINKS, fold=str.lower), default="parquet",
-         metavar="{" + ",".join(SINKS) + "}"),
+                   "table; each committed once per micro-batch", type=choice("a sink", [k.value for k in SinkKind], fold=str.lower), default="parquet",
+         metavar="{" + ",".join(SinkKind) + "}"),
     Flag("--table", "delta: the table's location (local path or s3://; default --output); iceberg: the catalog "
                     "table name, namespace.table"),
     Flag("--transform", "a function DataFrame -> DataFrame applied to the stream before the sink",
@@ -210,5 +212,8 @@ def parse_job_args(argv: list[str]) -> argparse.Namespace:
     # executors and the table writers do not read it, and the source's options carry it to the executors.
     args.endpoint_url = args.endpoint_url or os.environ.get("AWS_ENDPOINT_URL") or None
     args.options = dict(args.option)
+    # Spark's trigger takes milliseconds; the flag keeps the text as written (submit-job passes it on).
+    args.trigger_interval_ms = int(parse_duration_seconds(args.trigger_interval or DEFAULT_TRIGGER_INTERVAL,
+                                                          None) * 1000)
     args.partition_by = list(args.partition_by)
     return args

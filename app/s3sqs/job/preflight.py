@@ -1,11 +1,15 @@
-"""Checks a run makes before Spark starts, so a wrong flag costs seconds, not a cluster start-up.
+"""What a run makes of its flags before Spark starts (`prepare`), and the checks it makes then, so a wrong
+flag costs seconds, not a cluster start-up.
 
-Each failure is a `PreflightError` whose message is one line: what is wrong, which flag or option,
-and how to fix it.
+Each failure is a `PreflightError` (or the option's or sink's own UsageError) whose message is one line:
+what is wrong, which flag or option, and how to fix it.
 """
 from __future__ import annotations
 
+import argparse
 import os
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 from urllib.parse import urlparse
 
 import boto3
@@ -16,13 +20,64 @@ from ..core import aws
 from ..core.aws import error_code as _code
 from ..core.errors import UsageError
 
+if TYPE_CHECKING:
+    from ..config.ddl import Schema
+    from ..sinks.kinds.base import Sink
+
 
 class PreflightError(UsageError):
     """A run cannot start; the message names the flag or option and the fix."""
 
 
-def _session_client(service: str, opts: SourceOptions):
-    return aws.client(service, opts.endpoint.with_attempts(3), connect_timeout=5, read_timeout=10)
+@dataclass(frozen=True)
+class PreparedJob:
+    spark_options: dict[str, str]   # the source's options as Spark takes them (strings)
+    options: SourceOptions          # the same, validated
+    schema: Schema | None           # None: inferred, kept under schemaLocation
+    sink: Sink
+
+
+def prepare(args: argparse.Namespace) -> PreparedJob:
+    """Everything that can be made and checked of the job's flags before Spark starts."""
+    from ..config.ddl import parse_schema
+    from ..config.format_options import unreadable_column
+    from ..config.options import parse_options
+    from ..sinks.kinds import from_flags
+
+    raw = source_options(args)
+    opts = parse_options(raw)
+    schema = parse_schema(args.schema) if args.schema else None  # None: inferred, kept under schemaLocation
+    if schema is not None:
+        named = [("option partitionColumns", opts.partition_columns)]
+        if not args.transform:  # a transform may make the partition columns
+            named.insert(0, ("--partition-by", args.partition_by))
+        for flag, columns in named:
+            check_columns(flag, columns, schema.names)
+        if problem := unreadable_column(opts.file_format, [(c.name, c.type.simple) for c in schema.columns]):
+            raise PreflightError(f"--schema: {problem}")
+    sink = from_flags(args, import_transform=True)
+    check_credentials()
+    sqs, s3 = _session_clients(opts)
+    check_queue(opts, sqs)
+    places = [("--checkpoint", args.checkpoint)] + ([("--state-location", args.state_location)]
+                                                    if args.state_location else []) + sink.locations()
+    for flag, location in places:
+        check_location(flag, location, s3)
+    return PreparedJob(raw, opts, schema, sink)
+
+
+def source_options(args: argparse.Namespace) -> dict[str, str]:
+    """The source's options as Spark takes them, from the job's flags and --option."""
+    from ..config.options import job_source_options
+
+    return job_source_options(args.format, args.queue_url, args.checkpoint, args.options, args.region,
+                              args.endpoint_url, args.state_location)
+
+
+def _session_clients(opts: SourceOptions) -> tuple[Any, Any]:
+    """SQS and S3 clients that fail fast: a pre-flight check waits seconds, not the SDK's minutes."""
+    endpoint = opts.endpoint.with_attempts(3)
+    return tuple(aws.client(service, endpoint, connect_timeout=5, read_timeout=10) for service in ("sqs", "s3"))
 
 
 def check_credentials() -> None:
@@ -31,13 +86,13 @@ def check_credentials() -> None:
                              "or run where a role provides them (EMR's job role does)")
 
 
-def check_queue(opts: SourceOptions) -> None:
+def check_queue(opts: SourceOptions, sqs) -> None:
     """The queue exists and this identity may read its attributes (as receiving needs)."""
     if not opts.queue_region and not boto3.session.Session().region_name:
         raise PreflightError(f"--queue-url {opts.queue_url}: no region in the URL; pass --region (or set "
                              "AWS_REGION)")
     try:
-        _session_client("sqs", opts).get_queue_attributes(QueueUrl=opts.queue_url, AttributeNames=["QueueArn"])
+        sqs.get_queue_attributes(QueueUrl=opts.queue_url, AttributeNames=["QueueArn"])
     except NoCredentialsError:
         check_credentials()
         raise
@@ -56,7 +111,7 @@ def check_queue(opts: SourceOptions) -> None:
                              "--endpoint-url and the network") from None
 
 
-def check_location(option: str, location: str, opts: SourceOptions) -> None:
+def check_location(option: str, location: str, s3) -> None:
     """A local path can be created, or an s3:// bucket exists and its prefix may be listed."""
     if not location.startswith("s3://"):
         path = location.removeprefix("file://")
@@ -67,7 +122,7 @@ def check_location(option: str, location: str, opts: SourceOptions) -> None:
         return
     u = urlparse(location)
     try:
-        _session_client("s3", opts).list_objects_v2(Bucket=u.netloc, Prefix=u.path.lstrip("/"), MaxKeys=1)
+        s3.list_objects_v2(Bucket=u.netloc, Prefix=u.path.lstrip("/"), MaxKeys=1)
     except ClientError as e:
         code = _code(e)
         if code == "NoSuchBucket":
@@ -81,8 +136,18 @@ def check_location(option: str, location: str, opts: SourceOptions) -> None:
         raise PreflightError(f"{option} {location}: cannot reach S3 ({e})") from None
 
 
-def check_columns(flag: str, named: list[str], columns: list[str]) -> None:
-    """Every column a flag names is one of the schema's."""
-    missing = [c for c in named if c not in columns]
-    if missing:
-        raise PreflightError(f"{flag} {','.join(missing)}: not in --schema (its columns: {', '.join(columns)})")
+def columns_problem(flag: str, named, columns) -> str | None:
+    """The first column a flag names that the schema lacks, as one line; None when every one is there.
+    Exact names, as the job and the source compare them (submit-job asks the same)."""
+    from ..core.names import did_you_mean
+
+    for c in named:
+        if c not in columns:
+            return (f"{flag}: column {c!r} is not in --schema{did_you_mean(c, list(columns))}; its columns are: "
+                    f"{', '.join(columns)}")
+    return None
+
+
+def check_columns(flag: str, named, columns) -> None:
+    if problem := columns_problem(flag, named, columns):
+        raise PreflightError(problem)

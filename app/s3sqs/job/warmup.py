@@ -1,7 +1,6 @@
 """A batch data source that reads nothing: reading it starts the executors' Python workers with the stream
 reader's modules imported (and what its file format's reader imports when it reads: `warm()`), so the
-stream's first tasks find them warm. The job registers and reads it before the query starts
-(job/main.py)."""
+stream's first tasks find them warm. The job reads it before the query starts (`warm_python_workers`)."""
 from __future__ import annotations
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
@@ -40,3 +39,17 @@ class WarmUpReader(DataSourceReader):
 def register_warm_up(spark) -> str:
     spark.dataSource.register(WarmUpDataSource)
     return NAME
+
+
+def warm_python_workers(spark, file_format: str | None = None) -> None:
+    """Start the executors' Python workers, with the reader's imports, before the query starts: a cold
+    worker costs seconds before it reads its first file, and Spark reuses warm ones. Done first, not
+    alongside the query's start, whose Python runner must connect back within Spark's fixed 10 s.
+    Only a stream without an end warms up (its first files arrive at warm workers); a run that ends when
+    drained would pay the workers' start either way, and the warm-up's own Spark job on top."""
+    slots = spark.sparkContext.defaultParallelism
+    # A read of a Python data source, like the stream's, so it starts the same kind of worker.
+    reader = spark.read.format(register_warm_up(spark)).option("partitions", str(slots))
+    if file_format:
+        reader = reader.option("fileFormat", file_format)
+    reader.load().collect()

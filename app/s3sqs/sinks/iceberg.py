@@ -27,7 +27,7 @@ from pyiceberg.table import Table
 from ..core.endpoint import Endpoint
 from ..core.retry import retry_call
 from .compaction import FileSizes, TableFile, plan_compaction
-from .config import CatalogConfig
+from .kinds.iceberg import CatalogConfig
 from .location import Location, iceberg_s3_properties
 from .paths import partition_path, partition_string
 from .table_schema import added_fields

@@ -1,4 +1,4 @@
-"""The streaming writer into the chosen sink, and the per-batch protocol of the table sinks.
+"""The per-batch protocol of the table sinks, and the table a direct write's read tasks write into.
 
 For Delta and Iceberg, and the parquet sink's direct writes, Spark's foreachBatch calls `TableSink` on the
 driver with each micro-batch:
@@ -22,12 +22,14 @@ import shutil
 import tempfile
 import uuid
 
-from ..core.endpoint import Endpoint
-from .config import SinkConfig
-from .table_files import FORMAT_NAME, TableFilesDataSource, WriteSpec, read_handoff
+from typing import TYPE_CHECKING
+
+from .table_files import FORMAT_NAME, WriteSpec, read_handoff
 from .table_schema import check_partitioning, table_arrow_schema
-from .target import SinkError, TableTarget, WrittenFile
-from .transform import apply_transform, load_transform
+from .target import TableTarget, WrittenFile
+
+if TYPE_CHECKING:
+    from .kinds.base import Sink
 
 log = logging.getLogger("s3sqs.sinks")
 # Spark sets this local property for every job of a streaming query; it survives restarts from the
@@ -35,69 +37,35 @@ log = logging.getLogger("s3sqs.sinks")
 QUERY_ID_PROPERTY = "sql.streaming.queryId"
 
 
-def sink_writer(df, cfg: SinkConfig, endpoint: Endpoint):
-    """Apply --transform, then set up the writer into the chosen sink. Errors in the transform, the
-    partition columns or an existing table's schema surface here, before the stream starts."""
-    if cfg.transform:
-        df = apply_transform(load_transform(cfg.transform), df, cfg.transform)
-    if cfg.table_writer == "spark" and cfg.kind != "parquet":
-        from .spark_tables import spark_table_writer
-        return spark_table_writer(df, cfg)
-    if cfg.kind == "parquet":
-        missing = [c for c in cfg.partition_by if c not in df.columns]
-        if missing:
-            raise SinkError(f"--partition-by {','.join(missing)}: not in the output (its columns: "
-                            f"{', '.join(df.columns)})")
-        writer = df.writeStream.format("parquet").option("path", cfg.output)
-        return writer.partitionBy(*cfg.partition_by) if cfg.partition_by else writer
-    target = open_table(df.schema, cfg, endpoint)
-    df.sparkSession.dataSource.register(TableFilesDataSource)
-    return df.writeStream.foreachBatch(TableSink(target, cfg, endpoint))
-
-
 class DirectTable:
     """A table whose data files the source's read tasks write (job/direct_write.py): what they write by
     (`spec`; each task fills in its batch and write id), and the foreachBatch function that commits the
     files (`sink`)."""
 
-    def __init__(self, schema, cfg: SinkConfig, endpoint: Endpoint):
-        target = open_table(schema, cfg, endpoint)
-        self.spec = WriteSpec(table_format=cfg.kind, location=target.write_location.uri,
-                              partition_by=cfg.partition_by, target_file_size=cfg.target_file_size, batch_id=-1,
-                              write_id="", handoff="", endpoint=endpoint)
-        self.sink = TableSink(target, cfg, endpoint, direct=True)
+    def __init__(self, schema, sink: Sink):
+        target = open_table(schema, sink)
+        self.spec = WriteSpec(table_format=sink.kind, location=target.write_location.uri,
+                              partition_by=sink.partition_by, target_file_size=sink.target_file_size,
+                              batch_id=-1, write_id="", handoff="", endpoint=sink.endpoint)
+        self.sink = TableSink(target, sink, direct=True)
 
     def writer(self, df):
         return df.writeStream.foreachBatch(self.sink)
 
 
-def open_table(schema, cfg: SinkConfig, endpoint: Endpoint) -> TableTarget:
+def open_table(schema, sink: Sink) -> TableTarget:
     """The sink's table, created or checked against the output's Spark schema and partitioning."""
-    check_partitioning(schema, cfg.partition_by)
-    target = open_target(cfg, endpoint)
-    target.ensure(table_arrow_schema(schema, cfg.kind))
+    check_partitioning(schema, sink.partition_by)
+    target = sink.open_target()
+    target.ensure(table_arrow_schema(schema, sink.kind))
     return target
-
-
-def open_target(cfg: SinkConfig, endpoint: Endpoint) -> TableTarget:
-    if cfg.kind == "delta":
-        from .delta import DeltaTarget
-        return DeltaTarget(cfg.table, cfg.partition_by)
-    if cfg.kind == "iceberg":
-        from .iceberg import IcebergTarget, open_catalog
-        return IcebergTarget(open_catalog(cfg.catalog, endpoint), cfg.table_name, cfg.partition_by,
-                             cfg.catalog.warehouse, endpoint)
-    if cfg.kind == "parquet" and cfg.output_location is not None:
-        from .file_sink_log import FileSinkLogTarget
-        return FileSinkLogTarget(cfg.output_location)
-    raise SinkError(f"--sink {cfg.kind} is not a table format")
 
 
 class TableSink:
     """foreachBatch function of the Delta and Iceberg sinks, and of the parquet sink's direct writes."""
 
-    def __init__(self, target: TableTarget, cfg: SinkConfig, endpoint: Endpoint, direct: bool = False):
-        self.target, self.cfg, self.endpoint, self.direct = target, cfg, endpoint, direct
+    def __init__(self, target: TableTarget, sink: Sink, direct: bool = False):
+        self.target, self.sink, self.direct = target, sink, direct
         self.rows: dict[int, int] = {}  # batch id -> rows committed (a direct write's batch rows are files)
         self.handoff_dir = tempfile.mkdtemp(prefix="s3sqs-sink-")
         atexit.register(shutil.rmtree, self.handoff_dir, True)
@@ -110,7 +78,7 @@ class TableSink:
         last = self.target.committed_batch(query_id)
         if batch_id <= last:
             log.info("batch %d is already in %s (committed before a restart); skipping it", batch_id,
-                     self.cfg.describe())
+                     self.sink.describe())
             return
         files = self.write_files(batch_df, batch_id)
         if not files:
@@ -119,21 +87,21 @@ class TableSink:
         self.target.commit(files, query_id, batch_id)
         self.rows[batch_id] = sum(f.rows for f in files)
         log.info("batch %d: %d rows in %d file(s), %d bytes, committed to %s", batch_id, self.rows[batch_id],
-                 len(files), sum(f.size for f in files), self.cfg.describe())
+                 len(files), sum(f.size for f in files), self.sink.describe())
 
     def write_files(self, batch_df, batch_id: int) -> list[WrittenFile]:
         if self.direct:  # the read tasks write the files as they read; the batch's rows are those files
             return [WrittenFile.from_row(r.asDict()) for r in batch_df.collect()]
         session = batch_df.sparkSession
-        for key, value in adaptive_settings(self.cfg.target_file_size).items():
+        for key, value in adaptive_settings(self.sink.target_file_size).items():
             session.conf.set(key, value)
         spec = WriteSpec(
-            table_format=self.cfg.kind, location=self.target.write_location.uri,
-            partition_by=self.cfg.partition_by, target_file_size=self.cfg.target_file_size, batch_id=batch_id,
+            table_format=self.sink.kind, location=self.target.write_location.uri,
+            partition_by=self.sink.partition_by, target_file_size=self.sink.target_file_size, batch_id=batch_id,
             write_id=uuid.uuid4().hex[:12],
             handoff=os.path.join(self.handoff_dir, f"batch-{batch_id}.json"),
-            endpoint=self.endpoint)
-        rows = batch_df.hint("rebalance", *self.cfg.partition_by)
+            endpoint=self.sink.endpoint)
+        rows = batch_df.hint("rebalance", *self.sink.partition_by)
         rows.write.format(FORMAT_NAME).mode("append").option("spec", spec.to_option()).save()
         try:
             return read_handoff(spec.handoff)

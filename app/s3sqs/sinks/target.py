@@ -1,6 +1,6 @@
 """What every table sink is: the files a batch wrote, and the protocol a table format implements so that
 the per-batch commit (stream.py), compaction (ops/compaction) and the demo treat Delta and Iceberg alike.
-A new table format is one module implementing `TableTarget`, and a line in stream.open_target."""
+A new table format is one module implementing `TableTarget`, opened by its sink kind's `open_target` (kinds/)."""
 from __future__ import annotations
 
 import json

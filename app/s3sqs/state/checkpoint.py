@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import re
 
+from ..core.layout import SPARK_COMMITS_DIR
 from .store import Store
 
 
@@ -32,7 +33,7 @@ def logged_end(checkpoint: Store, batch: int) -> int:
 def committed_end(checkpoint: Store) -> tuple[int | None, int | None]:
     """(batch id, end seq) of the newest batch Spark committed to the sink; (None, None) before the first.
     Spark commits batches in order, so every seq up to that end is in the sink."""
-    ids = _ids(checkpoint, "commits")
+    ids = _ids(checkpoint, SPARK_COMMITS_DIR)
     if not ids:
         return None, None
     return max(ids), logged_end(checkpoint, max(ids))

@@ -17,9 +17,9 @@ from typing import Iterable, Iterator, NamedTuple
 
 from ..core import fastjson
 from ..core.files import S3File
+from ..core.layout import MARKER_DIR
 from .store import Store
 
-MARKER_DIR = "committed"
 VERSION = 1
 
 

@@ -13,11 +13,12 @@ from collections import Counter
 
 from ..core.files import S3File
 from ..core.vocabulary import FileStatus
+from ..core.layout import QUARANTINE_BATCHES_DIR, QUARANTINE_FILES_DIR
 from .store import Store
 
 
 def batch_dir(batch_end: int) -> str:
-    return f"batches/{batch_end:012d}"
+    return f"{QUARANTINE_BATCHES_DIR}/{batch_end:012d}"
 
 
 def record_name(batch_end: int, f: S3File) -> str:
@@ -25,7 +26,7 @@ def record_name(batch_end: int, f: S3File) -> str:
 
 
 def copy_name(f: S3File) -> str:
-    return f"files/{f.seq:012d}-{f.name}"
+    return f"{QUARANTINE_FILES_DIR}/{f.seq:012d}-{f.name}"
 
 
 def record(f: S3File, status: FileStatus, error: str | None = None, malformed: int = 0,

@@ -13,9 +13,9 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass
 
+from ..core.layout import SCHEMA_PROPOSALS_DIR as PROPOSALS, SCHEMA_VERSIONS_DIR as VERSIONS
 from .store import Store
 
-VERSIONS, PROPOSALS = "versions", "proposals"
 
 
 @dataclass(frozen=True)

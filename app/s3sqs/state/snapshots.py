@@ -22,6 +22,7 @@ from pathlib import Path
 from rocksdict import Checkpoint, Rdict
 
 from ..core.errors import StateError
+from ..core.layout import SNAPSHOT_VERSIONS_DIR as VERSIONS, SST_DIR as SST
 from .index import FileIndex, IndexReader, db_options
 from .store import Store
 
@@ -56,7 +57,7 @@ class Snapshots:
         return self._pool
 
     def manifests(self) -> list[str]:
-        return sorted(n for n in self.store.list("versions") if re.fullmatch(r"versions/\d{12}\.json", n))
+        return sorted(n for n in self.store.list(VERSIONS) if re.fullmatch(rf"{VERSIONS}/\d{{12}}\.json", n))
 
     def latest_version(self) -> int:
         return max((int(Path(n).stem) for n in self.manifests()), default=0)
@@ -67,15 +68,15 @@ class Snapshots:
         local_dir.mkdir(parents=True, exist_ok=True)
         if version == 0:
             return 0
-        raw = self.store.get_bytes(f"versions/{version:012d}.json")
+        raw = self.store.get_bytes(f"{VERSIONS}/{version:012d}.json")
         if raw is None:
             raise StateError(f"state version {version} has no manifest in the state location")
         manifest = json.loads(raw)
         for name in manifest["sst"]:
-            self.store.get_file(f"sst/{name}", local_dir / name)
+            self.store.get_file(f"{SST}/{name}", local_dir / name)
             self._uploaded.add(name)
         for name in manifest["small"]:
-            self.store.get_file(f"versions/{version:012d}/{name}", local_dir / name)
+            self.store.get_file(f"{VERSIONS}/{version:012d}/{name}", local_dir / name)
         self.version = version
         return version
 
@@ -83,7 +84,7 @@ class Snapshots:
         version = self.latest_version()
         if version == 0:
             return None
-        return json.loads(self.store.get_bytes(f"versions/{version:012d}.json") or b"{}")
+        return json.loads(self.store.get_bytes(f"{VERSIONS}/{version:012d}.json") or b"{}")
 
     def save(self, db: Rdict, work_root: Path, status: dict | None = None) -> SnapshotStats:
         """Flush, checkpoint (hard links), upload what is new, then publish the manifest."""
@@ -97,8 +98,8 @@ class Snapshots:
         sst = [f for f in files if f.endswith(".sst")]
         small = [f for f in files if not f.endswith(".sst")]
         new_sst = [name for name in sst if name not in self._uploaded]
-        uploads = [(ck / name, f"sst/{name}") for name in new_sst] + \
-                  [(ck / name, f"versions/{version:012d}/{name}") for name in small]
+        uploads = [(ck / name, f"{SST}/{name}") for name in new_sst] + \
+                  [(ck / name, f"{VERSIONS}/{version:012d}/{name}") for name in small]
         # At once: each is a PUT (on S3) or a write and an fsync (locally), and a version has several.
         for _ in self._uploader().map(lambda u: self.store.put_file(*u), uploads):
             pass  # (an upload's error is raised here, before the manifest)
@@ -106,7 +107,7 @@ class Snapshots:
         n, size = len(uploads), sum(local.stat().st_size for local, _ in uploads)
         manifest = json.dumps({"version": version, "sst": sst, "small": small, "created": time.time(),
                                **(status or {})}).encode()
-        self.store.put_bytes(manifest, f"versions/{version:012d}.json")  # the commit point
+        self.store.put_bytes(manifest, f"{VERSIONS}/{version:012d}.json")  # the commit point
         shutil.rmtree(ck, ignore_errors=True)
         self.version = version
         if version % PRUNE_EVERY == 0:
@@ -122,11 +123,11 @@ class Snapshots:
         live = set()
         for name in keep:
             live.update(json.loads(self.store.get_bytes(name) or b"{}").get("sst", []))
-        dead_sst = [n for n in self.store.list("sst") if Path(n).name not in live]
+        dead_sst = [n for n in self.store.list(SST) if Path(n).name not in live]
         doomed = list(dead_sst)
         for name in old:
             v = Path(name).stem
-            doomed.extend(self.store.list(f"versions/{v}"))
+            doomed.extend(self.store.list(f"{VERSIONS}/{v}"))
             doomed.append(name)
         self.store.delete(doomed)
         self._uploaded -= {Path(n).name for n in dead_sst}

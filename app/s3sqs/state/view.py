@@ -33,7 +33,7 @@ from urllib.parse import urlparse
 
 import pyarrow as pa
 
-from ..config.options import QUARANTINE_DIR, STATE_DIR
+from ..core import layout
 from ..core import aws
 from ..core.endpoint import Endpoint
 from ..core.errors import StateError, UsageError
@@ -144,8 +144,8 @@ def locations(state_location: str | None, checkpoint: str | None,
     if not state_location and not checkpoint:
         raise StateViewError("give the checkpoint (its source-state is read) or the state location")
     ck = checkpoint.rstrip("/") if checkpoint else None
-    state = (state_location or f"{ck}/{STATE_DIR}").rstrip("/")
-    q = quarantine_location or (f"{ck}/{QUARANTINE_DIR}" if ck else f"{state}/{QUARANTINE_DIR}")
+    state = (state_location or layout.state_location(ck)).rstrip("/")
+    q = quarantine_location or layout.quarantine_location(ck or state)
     return state, ck, q.rstrip("/")
 
 
