@@ -7,7 +7,7 @@ import pytest
 
 from s3sqs.planning.controller import Controller
 from s3sqs.config.options import OptionError, parse_options
-from s3sqs.planning.planner import Limit
+from s3sqs.planning.batch_limits import Limit
 from devtools.local_aws import wire_consumer
 from infra.local_stand_in import source_bucket_name, synth_template
 from tests.support.aws import clients

@@ -9,7 +9,7 @@ from s3sqs.core.errors import StateError
 from s3sqs.planning.controller import Controller
 from s3sqs.planning.reprocess import ReprocessDryRunComplete
 from s3sqs.config.options import parse_options
-from s3sqs.planning.planner import Limit
+from s3sqs.planning.batch_limits import Limit
 from tests.support.aws import bucket_to_queue
 
 ALL = Limit(None, None)

@@ -11,6 +11,8 @@ import subprocess
 import sys
 import time
 import uuid
+from contextlib import contextmanager
+from typing import Iterator
 
 import boto3
 import pytest
@@ -27,7 +29,7 @@ from s3sqs.core.files import S3File
 from s3sqs.core.units import now_ms
 from s3sqs.core.vocabulary import CleanStatus, FileStatus
 from s3sqs.planning.controller import Controller
-from s3sqs.planning.planner import Limit
+from s3sqs.planning.batch_limits import Limit
 from s3sqs.state import markers, quarantine
 from s3sqs.state.store import S3Store
 from ops.state.cli import main as source_state
@@ -309,6 +311,28 @@ def cli(*argv: str) -> tuple[int, str]:
     return source_state(list(argv), out=out), out.getvalue()
 
 
+@contextmanager
+def applying_in_background(outputs: str, endpoint: str) -> Iterator[subprocess.Popen]:
+    """`source-state clean --apply` in a process group of its own, SIGKILLed on the way out."""
+    run_ = subprocess.Popen(
+        [sys.executable, "-c", "import sys; from ops.state.cli import main; sys.exit(main())", "clean", "--apply",
+         "--outputs-file", outputs, "--endpoint-url", endpoint],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env=os.environ.copy())
+    try:
+        yield run_
+    finally:
+        os.killpg(run_.pid, signal.SIGKILL)
+        run_.wait(timeout=30)
+        run_.stderr.close()
+
+
+def wait_until(done, run_: subprocess.Popen, timeout: float = 60) -> None:
+    """Until done() or the timeout, while the run is still running."""
+    deadline = time.monotonic() + timeout
+    while not done() and time.monotonic() < deadline and run_.poll() is None:
+        time.sleep(0.1)
+
+
 def test_a_kill_between_the_copy_and_the_delete_loses_nothing_and_a_rerun_finishes(place, tmp_path):
     place.put("in/a.csv", b"payload")
     place.put("in/new.csv", b"not yet")
@@ -319,22 +343,12 @@ def test_a_kill_between_the_copy_and_the_delete_loses_nothing_and_a_rerun_finish
     assert code == 0 and "due" in text and "would archive to" in text and place.keys(place.arch) == []
 
     # Every DELETE waits (minutes) at the proxy, so the run is killed after its copy, before its delete.
-    with FaultProxy(place.endpoint, Faults(delay=1.0, max_delay=600.0), applies=lambda m, p: m == "DELETE") as proxy:
-        run_ = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from ops.state.cli import main; sys.exit(main())", "clean", "--apply",
-             "--outputs-file", outputs, "--endpoint-url", proxy.endpoint_url],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env=os.environ.copy())
-        try:
-            deadline = time.monotonic() + 60
-            while place.keys(place.arch) == [] and time.monotonic() < deadline and run_.poll() is None:
-                time.sleep(0.1)
-            assert place.keys(place.arch) == ["arch/in/a.csv"], run_.stderr.read() if run_.poll() is not None else ""
-            time.sleep(0.3)
-            assert run_.poll() is None, "the run should be waiting on its delete"
-        finally:
-            os.killpg(run_.pid, signal.SIGKILL)
-            run_.wait(timeout=30)
-            run_.stderr.close()
+    with FaultProxy(place.endpoint, Faults(delay=1.0, max_delay=600.0), applies=lambda m, p: m == "DELETE") as proxy, \
+            applying_in_background(outputs, proxy.endpoint_url) as run_:
+        wait_until(lambda: place.keys(place.arch) != [], run_)
+        assert place.keys(place.arch) == ["arch/in/a.csv"], run_.stderr.read() if run_.poll() is not None else ""
+        time.sleep(0.3)
+        assert run_.poll() is None, "the run should be waiting on its delete"
     assert place.body(place.src, "in/a.csv") == b"payload"  # both copies: nothing lost
 
     code, text = cli("clean", "--apply", "--outputs-file", outputs, "--endpoint-url", place.endpoint)

@@ -9,7 +9,7 @@ from s3sqs.planning.controller import Controller
 from s3sqs.core.endpoint import Endpoint
 from s3sqs.reading.formats import FormatOptions
 from s3sqs.config.options import parse_options
-from s3sqs.planning.planner import Limit
+from s3sqs.planning.batch_limits import Limit
 from s3sqs.reading.reader import ReadSpec, read_partition
 from s3sqs.state.view import StateViewError, files_table, open_state, to_table
 from tests.support.aws import bucket_to_queue

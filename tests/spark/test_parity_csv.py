@@ -13,7 +13,6 @@ import gzip
 import pyarrow as pa
 import pytest
 
-from s3sqs.config.format_options import reader_options
 from s3sqs.reading.formats import FormatOptions, MalformedFile
 from s3sqs.reading.formats import csv as csv_reader
 from tests.support.parity import assert_same_rows, parity_session
@@ -68,11 +67,6 @@ TYPED = "\n".join([
     "1,2,3,4.0,5.0,true,1.5,2020-01-15,2020-01-15T10:20:30.5Z,2020-01-15T10:20:30,z",
 ]) + "\n"
 
-# Until config/format_options.py keeps option values of only whitespace (main has the fix), sep="\t" and
-# lineSep="\n" never reach the reader; the reader itself reads them right (tests/unit/test_csv_read.py).
-_WHITESPACE_OPTION_DROPPED = pytest.mark.xfail(reader_options("csv", {"sep": "\t"})["sep"] != "\t", strict=True,
-                                               reason="config/format_options.py drops whitespace values")
-
 CASES = [
     # name, {file name: content}, ddl, options
     ("plain-header", {"a.csv": "id,name\n1,a\n2,b\n3,\n"}, IS, {"header": "true"}),
@@ -87,8 +81,7 @@ CASES = [
      {"quote": "'"}),
     ("sep-semicolon", {"a.csv": "1;a,b\n2;\"c;d\"\n3;1,5\n"}, "id INT, name STRING, m DECIMAL(5,1)",
      {"sep": ";"}),
-    pytest.param("sep-tab-blank-lines", {"a.tsv": "1\ta\n\t\n  \n2\tb\n\t\t\n"}, IS, {"sep": "\t"},
-                 marks=_WHITESPACE_OPTION_DROPPED, id="sep-tab-blank-lines"),
+    ("sep-tab-blank-lines", {"a.tsv": "1\ta\n\t\n  \n2\tb\n\t\t\n"}, IS, {"sep": "\t"}),
     ("quoted-breaks-per-line", {"a.csv": QUOTED_BREAKS}, S2, {}),
     ("quoted-breaks-multiline", {"a.csv": QUOTED_BREAKS}, S2, {"multiLine": "true"}),
     ("breaks-lf-multiline", {"a.csv": 'x,"a\nb"\ny,"c\r\nd"\nz,e\n'}, S2, {"multiLine": "true"}),
@@ -121,8 +114,7 @@ CASES = [
      {"ignoreLeadingWhiteSpace": "true", "ignoreTrailingWhiteSpace": "true"}),
     ("line-sep", {"a.csv": "1,a;2,b\n;3,\"c;d\";4,\r"}, IS, {"lineSep": ";"}),
     ("line-sep-multiline", {"a.csv": "1,\"a;x\";2,b\n;3,c"}, IS, {"lineSep": ";", "multiLine": "true"}),
-    pytest.param("line-sep-lf-keeps-cr", {"a.csv": "1,a\rb\n2,b\r\n"}, IS, {"lineSep": "\n"},
-                 marks=_WHITESPACE_OPTION_DROPPED, id="line-sep-lf-keeps-cr"),
+    ("line-sep-lf-keeps-cr", {"a.csv": "1,a\rb\n2,b\r\n"}, IS, {"lineSep": "\n"}),
     ("bom", {"a.csv": "\ufeffid,name\n1,a\n"}, IS, {"header": "true"}),
     ("short-long-permissive", {"a.csv": "1\n2,b,c\n3,c\n4,d,\nx,e\n"}, IS, {}),
     ("short-long-drop", {"a.csv": "1\n2,b,c\n3,c\n4,d,\nx,e\n"}, IS, {"mode": "DROPMALFORMED"}),
@@ -161,7 +153,7 @@ CASES = [
 
 
 @pytest.mark.parametrize("name,files,ddl,options",
-                         [c if isinstance(c, type(pytest.param())) else pytest.param(*c, id=c[0]) for c in CASES])
+                         [pytest.param(*c, id=c[0]) for c in CASES])
 def test_rows_match_spark(spark, tmp_path, name, files, ddl, options):
     paths = []
     for fname, content in files.items():
@@ -227,7 +219,7 @@ def test_infer_with_formats_and_null_value(spark, tmp_path):
 
 
 @pytest.mark.parametrize("name,files,ddl,options", [
-    pytest.param(*c, id=c[0]) for c in CASES if not isinstance(c, type(pytest.param()))] + [
+    pytest.param(*c, id=c[0]) for c in CASES] + [
     pytest.param("generated", {"big.csv": "id,name,score\r\n" + "\r\n".join(
         (f'{i},"two\nlines {i}",{i}.5', f'{i},"a ""doubled"" {i}",1', f'{i},"esc \\" {i}\r\n",2', f"{i},plain,3",
          f'{i},"after"x,4', f'{i},"名前\r\n{i}",5')[i % 6] for i in range(300))},

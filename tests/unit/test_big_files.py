@@ -9,7 +9,7 @@ import pyarrow as pa
 import pytest
 
 from s3sqs.core.files import Piece, S3File
-from s3sqs.planning import planner
+from s3sqs.planning import partitions
 from s3sqs.reading import blocks
 from s3sqs.reading.big import raw_blocks, stream_rows
 from s3sqs.reading.blocks import header_prefix, line_blocks, split_ranges, splittable
@@ -127,21 +127,21 @@ def test_split_ranges_and_split_files():
     with pytest.raises(ValueError, match="positive"):
         split_ranges(10, 0)
     big, small, gz = S3File("b", "big.csv", 10), S3File("b", "s.csv", 3), S3File("b", "big.csv.gz", 10)
-    items = planner.split_files([big, small, gz], lambda f: splittable("csv", {}, f.path), 4)
+    items = partitions.split_files([big, small, gz], lambda f: splittable("csv", {}, f.path), 4)
     assert items == [Piece(big, 0, 4), Piece(big, 4, 4), Piece(big, 8, 2), small, gz]
-    assert [planner.item_size(i) for i in items] == [4, 4, 2, 3, 10]
-    groups = planner.pack(items, planner.item_size, 4, 2, open_cost=0)
+    assert [partitions.item_size(i) for i in items] == [4, 4, 2, 3, 10]
+    groups = partitions.pack(items, partitions.item_size, 4, 2, open_cost=0)
     assert sorted(x for g in groups for x in map(repr, g)) == sorted(map(repr, items))
 
 
 def test_pieces_shrink_to_spread_a_batch_over_its_slots_as_spark_s_max_split_bytes():
     mib = 1 << 20
     one = [S3File("b", "big.csv", 96 * mib)]
-    assert planner.split_bytes(one, 128 * mib, 2) == 50 * mib  # (96 + 4) / 2: both cores read it
-    assert planner.split_bytes(one, 32 * mib, 2) == 32 * mib   # never above maxPartitionBytes
-    assert planner.split_bytes([S3File("b", "s.csv", 100)], 128 * mib, 8) == 4 * mib  # nor under the open cost
+    assert partitions.split_bytes(one, 128 * mib, 2) == 50 * mib  # (96 + 4) / 2: both cores read it
+    assert partitions.split_bytes(one, 32 * mib, 2) == 32 * mib   # never above maxPartitionBytes
+    assert partitions.split_bytes([S3File("b", "s.csv", 100)], 128 * mib, 8) == 4 * mib  # nor under the open cost
     many = [S3File("b", f"{i}.csv", 20 * mib) for i in range(25)]
-    assert planner.split_bytes(many, 128 * mib, 2) == 128 * mib  # plenty of bytes per core: pieces as given
+    assert partitions.split_bytes(many, 128 * mib, 2) == 128 * mib  # plenty of bytes per core: pieces as given
 
 
 @pytest.mark.parametrize("fmt,opts,ok", [

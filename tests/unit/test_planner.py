@@ -5,8 +5,10 @@ import json
 from s3sqs.core.files import S3File, dedup_key
 from s3sqs.core.units import to_ms as ms
 from s3sqs.planning.events import parse_body
-from s3sqs.planning.planner import (DUPLICATE, GLOB_MISMATCH, NEW, TOO_OLD, Limit, batch_end, batch_limit, decide,
-                                    fresh_first, glob_matches, intake_room, next_polls, pack, plan_round, poll_wait, polls_for)
+from s3sqs.planning.fates import DUPLICATE, GLOB_MISMATCH, NEW, TOO_OLD, decide, glob_matches, plan_round
+from s3sqs.planning.batch_limits import Limit, batch_end, batch_limit, fresh_first
+from s3sqs.planning.intake_pacing import intake_room, next_polls, poll_wait, polls_for
+from s3sqs.planning.partitions import pack
 
 NOW = datetime(2026, 11, 1, tzinfo=timezone.utc)
 

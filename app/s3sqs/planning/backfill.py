@@ -1,6 +1,6 @@
 """The backfill: one background thread that lists basePath and records what is new through the same index
 as announced files, so a file both listed and announced lands once. On the first start with
-includeExistingFiles, then every backfillInterval (the planner says when). The listing is done when it
+includeExistingFiles, then every backfillInterval (`backfill_due` says when). The listing is done when it
 reaches the end; a run that dies before then lists again on its next start. With backfillFromInventory,
 the thread first reads that S3 Inventory report (inventory.py), once, resuming where it stopped."""
 from __future__ import annotations
@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 from ..config.source_options import SourceOptions
 from ..core.counters import Stat
 from ..core.units import now_ms
-from . import listing, planner
+from . import listing
+from .fates import NEW, TOO_OLD, decide
 from .ledger import Ledger
 
 if TYPE_CHECKING:
@@ -23,6 +24,15 @@ if TYPE_CHECKING:
 log = logging.getLogger("s3sqs")
 DONE = "backfill_done_ms"  # when the last complete listing started
 PROGRESS_EVERY = 10_000    # files listed between two progress lines
+
+
+def backfill_due(last_done_ms: int | None, now_ms: int, include_existing: bool,
+                 interval_seconds: float | None) -> bool:
+    """Whether to list basePath now: on the first start when asked to include existing files (or to list on
+    an interval), then every interval after the last complete listing began."""
+    if last_done_ms is None:
+        return include_existing or interval_seconds is not None
+    return interval_seconds is not None and now_ms - last_done_ms >= interval_seconds * 1000
 
 
 class Backfill:
@@ -34,7 +44,7 @@ class Backfill:
 
     def due(self) -> bool:
         last = self.ledger.index.meta(DONE)
-        return planner.backfill_due(None if last is None else int(last), now_ms(), self.opts.include_existing_files,
+        return backfill_due(None if last is None else int(last), now_ms(), self.opts.include_existing_files,
                                     self.opts.backfill_interval_seconds)
 
     @property
@@ -93,12 +103,12 @@ class Backfill:
                  _days(o.max_file_age_seconds))
         for page in listing.list_pages(o.base_path, ledger.s3):
             with ledger.lock:
-                decisions = planner.decide(page, ledger.index.seq_of, datetime.now(timezone.utc),
+                decisions = decide(page, ledger.index.seq_of, datetime.now(timezone.utc),
                                            o.max_file_age_seconds, o.path_glob_filter, o.allow_overwrites)
-                fresh = [(d.dedup_key, d.file) for d in decisions if d.outcome == planner.NEW]
+                fresh = [(d.dedup_key, d.file) for d in decisions if d.outcome == NEW]
                 ledger.record(fresh, {Stat.LISTED: len(page), Stat.LISTED_NEW: len(fresh)})
             listed, new = listed + len(page), new + len(fresh)
-            old += sum(1 for d in decisions if d.outcome == planner.TOO_OLD)
+            old += sum(1 for d in decisions if d.outcome == TOO_OLD)
             self.pages += 1
             if self.stopping.is_set():
                 return

@@ -14,11 +14,21 @@ from ..core.units import now_ms
 from ..core.vocabulary import PROBLEM_STATUSES, FileStatus
 from ..state import markers, quarantine
 from ..state.store import open_store
-from . import planner
 from .batch_files import BatchFiles
 from .ledger import Ledger
 
 log = logging.getLogger("s3sqs")
+TRIM_INTERVAL_SECONDS = 300    # how often committed files older than maxFileAge are forgotten
+
+
+def trim_due(last_trim_monotonic: float | None, now_monotonic: float) -> bool:
+    return last_trim_monotonic is None or now_monotonic - last_trim_monotonic > TRIM_INTERVAL_SECONDS
+
+
+def trim_cutoff_ms(now_ms: int, max_file_age_seconds: float) -> int:
+    """Committed files whose event is older than this are forgotten: they are past maxFileAge, so a
+    duplicate announcement of one is filtered as too old rather than ingested again."""
+    return int(now_ms - max_file_age_seconds * 1000)
 
 
 class Commits:
@@ -41,9 +51,9 @@ class Commits:
         at = now_ms()
         self._mark(idx.committed_seq + 1, committed, at, problems)
         idx.set_committed(committed, at, problems)
-        if planner.trim_due(self._last_trim, time.monotonic()):
+        if trim_due(self._last_trim, time.monotonic()):
             self._last_trim = time.monotonic()
-            n = idx.trim_older_than(planner.trim_cutoff_ms(now_ms(), self.opts.max_file_age_seconds))
+            n = idx.trim_older_than(trim_cutoff_ms(now_ms(), self.opts.max_file_age_seconds))
             if n:
                 log.info("s3-sqs: forgot %d files older than maxFileAge", n)
 

@@ -1,9 +1,9 @@
 """The source's driver side, as Spark's offset calls see it: opens the state and the queue lazily, starts
 the intake and the backfill, and answers initialOffset, latestOffset, partitions and commit.
 
-`latest_offset` plans the next batch from the index (the planner sizes it), makes the plan durable, and
+`latest_offset` plans the next batch from the index (batch_limits sizes it), makes the plan durable, and
 returns its end; its `start` tells what is in the sink, so committed batches are acknowledged there
-(commits.py). Every decision is the planner's; the pieces each own one job: the ledger (index and
+(commits.py). Every decision is a pure function's (fates, batch_limits, partitions); the pieces each own one job: the ledger (index and
 snapshots), the intake (receiving, one thread), the backfill (listing, one thread), commits, reprocess.
 """
 from __future__ import annotations
@@ -17,7 +17,7 @@ from ..config.source_options import SourceOptions
 from ..core.counters import Stat
 from ..core.errors import StateError
 from ..core.files import S3File, dedup_key
-from . import planner, reprocess
+from . import batch_limits, reprocess
 from .backfill import Backfill
 from .batch_files import BatchFiles
 from .commits import Commits
@@ -91,7 +91,7 @@ class Controller:
         self.ready()
         return self.ledger.index.committed_seq
 
-    def latest_offset(self, start: int | None, limit: planner.Limit) -> int:
+    def latest_offset(self, start: int | None, limit: batch_limits.Limit) -> int:
         t0 = time.perf_counter()
         self.ready()
         for error in (self.intake.error, self.backfill.error):
@@ -113,7 +113,7 @@ class Controller:
                 _fresh_first(ledger, self.opts.allow_overwrites, base, last,
                              limit.max_files if self.receiving else None)
             sizes = idx.iter_sizes(base + 1) if limit.max_bytes is not None else ()
-            end = planner.batch_end(base, last, limit, sizes)
+            end = batch_limits.batch_end(base, last, limit, sizes)
             # Kept from their recording, else read once (Spark asks for them next, files_between); Spark 4.0
             # asks again for a batch it planned.
             planned = self.batch_files.between(base, end) or ledger.unplanned.take(base, end) \
@@ -182,7 +182,7 @@ class Controller:
 
 
 def _fresh_first(ledger: Ledger, allow_overwrites: bool, base: int, last: int, max_files: int | None) -> None:
-    """latestFirst: renumber pending files so the next batch holds the newest first (the planner says
+    """latestFirst: renumber pending files so the next batch holds the newest first (batch_limits says
     which). Only files no plan has reached move: no offset Spark has logged changes meaning."""
     if max_files is None:  # nothing to order (AvailableNow, a reprocess run, no limit)
         ledger.take_fresh()
@@ -190,7 +190,7 @@ def _fresh_first(ledger: Ledger, allow_overwrites: bool, base: int, last: int, m
     if base != ledger.index.planned_end:  # a repeated call for a batch already planned (Spark 4.0 makes them)
         return
     fresh = ledger.take_fresh()  # those not taken now are backlog at the next plan
-    moves = planner.fresh_first(base, last, fresh, max_files)
+    moves = batch_limits.fresh_first(base, last, fresh, max_files)
     ledger.index.move_files(moves, lambda f: dedup_key(f, allow_overwrites))
     if moves:
         ledger.unplanned.forget()

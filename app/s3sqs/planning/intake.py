@@ -3,7 +3,7 @@ ledger; one more thread, off its path, makes them durable (a snapshot) and only 
 The snapshot's writes overlap the next round's receiving and parsing, and a snapshot taken meanwhile (a plan
 takes one) covers several rounds at once. Once a file is durable in the index it no longer needs its
 message, so a failing batch never pushes good files' messages towards the dead-letter queue. How wide and
-how far ahead it receives is the planner's to say."""
+how far ahead it receives is intake_pacing's to say."""
 from __future__ import annotations
 
 import logging
@@ -15,7 +15,7 @@ from ..config.source_options import SourceOptions
 from ..core import counters
 from ..core.counters import Stat
 from ..core.units import now_ms
-from . import planner
+from . import batch_limits, fates, intake_pacing
 from .events import MessageParseError, ParsedBody, parse_body
 from .ledger import Ledger
 from .queue import Message, QueueClient, sent_after
@@ -65,24 +65,24 @@ class Intake:
         polls, first = 1, True
         try:
             while not self.stopping.is_set() and self.error is None:
-                room = planner.intake_room(self._pending(), self.opts.max_files_per_trigger, self.opts.latest_first)
+                room = intake_pacing.intake_room(self._pending(), self.opts.max_files_per_trigger, self.opts.latest_first)
                 if room == 0:
                     self.caught_up.set()
                     self.room.wait(1)
                     self.room.clear()
                     continue
-                polls = planner.polls_for(room, polls)
-                wait = FIRST_ROUND_WAIT_SECONDS if first else planner.poll_wait(polls, self.opts.long_poll_wait_seconds)
+                polls = intake_pacing.polls_for(room, polls)
+                wait = FIRST_ROUND_WAIT_SECONDS if first else intake_pacing.poll_wait(polls, self.opts.long_poll_wait_seconds)
                 first = False
                 msgs = self.queue.receive_round(polls, wait)
                 if self.stopping.is_set():
                     self._release(msgs)
                     break
                 self.ingest(msgs)
-                if planner.batch_full(self._pending(), self.opts.max_files_per_trigger) \
-                        or len(msgs) < polls * planner.SQS_BATCH:
+                if batch_limits.batch_full(self._pending(), self.opts.max_files_per_trigger) \
+                        or len(msgs) < polls * intake_pacing.SQS_BATCH:
                     self.caught_up.set()
-                polls = planner.next_polls(polls, len(msgs), self.opts.max_concurrency)
+                polls = intake_pacing.next_polls(polls, len(msgs), self.opts.max_concurrency)
         except BaseException as e:  # the next offset call raises it: the query fails, naming the cause
             if self.stopping.is_set():
                 log.info("s3-sqs: the intake stopped: %s", e)
@@ -112,7 +112,7 @@ class Intake:
             self.ingest(msgs)
             if not msgs or all(sent_after(m, started) for m in msgs):
                 return
-            polls = planner.next_polls(polls, len(msgs), self.opts.max_concurrency)
+            polls = intake_pacing.next_polls(polls, len(msgs), self.opts.max_concurrency)
 
     def ingest(self, messages: list[Message]) -> None:
         """Decide and record new files; then, off this thread, make them durable and delete the messages
@@ -122,7 +122,7 @@ class Intake:
         o = self.opts
         bodies = [self._parse(m) for m in messages]
         with self.ledger.lock:
-            r = planner.plan_round(bodies, self.ledger.index.seq_of, datetime.now(timezone.utc),
+            r = fates.plan_round(bodies, self.ledger.index.seq_of, datetime.now(timezone.utc),
                                    o.max_file_age_seconds, o.path_glob_filter, o.allow_overwrites,
                                    o.keep_message_for_consumer_error)
             self.ledger.record(r.new_files, r.counts, announced=True, durable=False)

@@ -30,7 +30,7 @@ import pyarrow.csv as pacsv
 from ..core.counters import Stat
 from ..core.errors import UsageError
 from ..core.files import INVENTORIED, S3File
-from . import planner
+from . import fates
 from .ledger import Ledger
 
 log = logging.getLogger("s3sqs")
@@ -222,9 +222,9 @@ class InventoryBackfill:
     def _record(self, files: list[S3File], rows: int, progress: dict) -> int:
         o, ledger = self.opts, self.ledger
         with ledger.lock:
-            decisions = planner.decide(files, ledger.index.seq_of, datetime.now(timezone.utc),
+            decisions = fates.decide(files, ledger.index.seq_of, datetime.now(timezone.utc),
                                        o.max_file_age_seconds, o.path_glob_filter, o.allow_overwrites)
-            fresh = [(d.dedup_key, d.file) for d in decisions if d.outcome == planner.NEW]
+            fresh = [(d.dedup_key, d.file) for d in decisions if d.outcome == fates.NEW]
             ledger.record(fresh, {Stat.LISTED: rows, Stat.LISTED_NEW: len(fresh)},
                           {self.progress_key: json.dumps(progress).encode()})
         return len(fresh)

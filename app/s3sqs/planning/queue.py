@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..core import aws
 from ..core.endpoint import Endpoint
-from .planner import SQS_BATCH as BATCH
+from .intake_pacing import SQS_BATCH as BATCH
 
 log = logging.getLogger("s3sqs.queue")
 

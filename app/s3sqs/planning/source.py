@@ -4,7 +4,7 @@ Spark runs it in several processes: the streaming runner keeps one reader for th
 offset methods (they go to the Controller, opened lazily there); tasks get a pickled copy whose `read`
 hands its partition's files to s3sqs.reading. Spark 4.2+ passes `start` and a ReadLimit to latestOffset
 and supports Trigger.AvailableNow; 4.0 calls latestOffset() bare, so the source enforces its own limits
-there (planner.batch_limit).
+there (batch_limits.batch_limit).
 """
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ from ..reading.blocks import splittable
 from ..reading.conform import METADATA, metadata_column
 from ..reading.formats import FormatOptions, reader_of
 from ..reading.spec import ReadSpec
-from . import planner, slots
+from . import batch_limits, partitions, slots
 
 try:  # Spark 4.2+
     from pyspark.sql.streaming.datasource import (ReadAllAvailable, ReadMaxBytes, ReadMaxFiles,
@@ -113,7 +113,7 @@ class S3SqsStreamReader(DataSourceStreamReader, *READER_MIXINS):
         o = self.opts
         engine, value = _engine_limit(limit)
         return {"seq": self.driver.latest_offset(
-            seq, planner.batch_limit(o.max_files_per_trigger, o.max_bytes_per_trigger, engine, value))}
+            seq, batch_limits.batch_limit(o.max_files_per_trigger, o.max_bytes_per_trigger, engine, value))}
 
     def reportLatestOffset(self) -> dict | None:
         """The newest file recorded, which Spark 4.2+ shows as this source's latestOffset in the query progress:
@@ -131,9 +131,9 @@ class S3SqsStreamReader(DataSourceStreamReader, *READER_MIXINS):
         fo = self.spec.format
         live = live_cores(self.opts.executor_cores_file) if files else None
         least = slots.batch_slots(live, self.opts.min_partitions, os.cpu_count() or 2, time.time())
-        items = planner.split_files(files, lambda f: splittable(fo.file_format, fo.options, f.path),
-                                    planner.split_bytes(files, self.opts.max_partition_bytes, least))
-        groups = planner.pack(items, planner.item_size, self.opts.max_partition_bytes, least)
+        items = partitions.split_files(files, lambda f: splittable(fo.file_format, fo.options, f.path),
+                                    partitions.split_bytes(files, self.opts.max_partition_bytes, least))
+        groups = partitions.pack(items, partitions.item_size, self.opts.max_partition_bytes, least)
         if files:
             log.info("s3-sqs batch (%s, %s]: %d files (%d pieces) in %d partitions (at least %d: %s)", start["seq"],
                      end["seq"], len(files), len(items), len(groups), least,
@@ -215,7 +215,7 @@ def _stored_schema(o: SourceOptions):
 
 
 def _engine_limit(limit) -> tuple[str | None, int | None]:
-    """Spark 4.2+'s ReadLimit as (kind, value) for the planner; Spark 4.0 passes none."""
+    """Spark 4.2+'s ReadLimit as (kind, value) for batch_limits; Spark 4.0 passes none."""
     if limit is None:
         return None, None
     if ReadMaxFiles is not None and isinstance(limit, ReadMaxFiles):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from ..core.files import S3File
 
-# Twice what the intake may record ahead of planning (planner.MAX_PENDING_FILES): about 12 MiB at most.
+# Twice what the intake may record ahead of planning (intake_pacing.MAX_PENDING_FILES): about 12 MiB at most.
 MAX_KEPT = 20_000
 
 

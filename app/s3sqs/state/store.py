@@ -5,11 +5,13 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+from typing import Protocol
 from urllib.parse import urlparse
 
 
-class Store:
-    """Flat namespace of immutable-ish files under one location; names use '/' separators."""
+class Store(Protocol):
+    """Flat namespace of immutable-ish files under one location; names use '/' separators. LocalStore and
+    S3Store implement it."""
 
     def put_file(self, local: Path, name: str) -> None: ...
     def put_bytes(self, data: bytes, name: str) -> None: ...
@@ -20,7 +22,7 @@ class Store:
     def delete(self, names: list[str]) -> None: ...
 
 
-class LocalStore(Store):
+class LocalStore:
     def __init__(self, root: str):
         self.root = Path(root)
 
@@ -81,7 +83,7 @@ class LocalStore(Store):
                 path.parent.rmdir()  # keep the tree free of empty version folders
 
 
-class S3Store(Store):
+class S3Store:
     def __init__(self, uri: str, client):
         p = urlparse(uri)
         self.bucket = p.netloc
