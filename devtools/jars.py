@@ -39,9 +39,10 @@ class Artifact:
     def file_name(self) -> str:
         return f"{self.name}-{self.version}.jar"
 
-    @property
-    def url(self) -> str:
-        return f"{MAVEN}/{self.group.replace('.', '/')}/{self.name}/{self.version}/{self.file_name}"
+
+def maven_url(a: Artifact) -> str:
+    """Where the repository keeps the jar: its group's dots become folders."""
+    return f"{MAVEN}/{a.group.replace('.', '/')}/{a.name}/{a.version}/{a.file_name}"
 
 
 DELTA = (
@@ -111,13 +112,13 @@ def fetch(name: str, progress=print) -> list[Path]:
         fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{a.file_name}.")
         digest, size = hashlib.sha1(), 0
         try:
-            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(a.url, timeout=60) as resp:
+            with os.fdopen(fd, "wb") as out, urllib.request.urlopen(maven_url(a), timeout=60) as resp:
                 while chunk := resp.read(1 << 20):
                     digest.update(chunk)
                     size += len(chunk)
                     out.write(chunk)
             if digest.hexdigest() != a.sha1 or size != a.size:
-                raise SystemExit(f"{a.url}: got SHA-1 {digest.hexdigest()} and {size} bytes, expected {a.sha1} "
+                raise SystemExit(f"{maven_url(a)}: got SHA-1 {digest.hexdigest()} and {size} bytes, expected {a.sha1} "
                                  f"and {a.size}; refusing it")
             os.replace(tmp, folder / a.file_name)
         finally:

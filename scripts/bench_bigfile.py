@@ -17,20 +17,19 @@ average before and after each run: the figures mean little on a busy machine.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
-import shutil
 import statistics
 import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from bench_read import ROOT, SCHEMA, SPARKS, job_writer  # noqa: E402  (the same rows and Sparks as bench_read)
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchkit, also when a test loads this file by path
+import benchkit  # noqa: E402
+from bench_read import SCHEMA, SPARKS, job_writer  # noqa: E402  (the same rows and Sparks as bench_read)
+from devtools.local_aws import local_aws  # noqa: E402
 from devtools.local_spark import sparks_of  # noqa: E402
 
 ROWS_PER_CHUNK = 500_000
@@ -61,27 +60,20 @@ def make_csv(path: Path, target_bytes: int, multiline: bool = False) -> int:
 
 def worker(kind: str, data: Path, out: Path, expected: int, endpoint: str, queue_url: str,
            multiline: bool, sink: str = "parquet") -> dict:
-    from pyspark.sql import SparkSession
-
     from devtools.local_spark import wait_for_rows
-    spark = (SparkSession.builder.master("local[2]").appName(f"bench-bigfile-{kind}")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-             .config("spark.log.level", os.environ.get("BENCH_LOG_LEVEL", "ERROR")).getOrCreate())
+    spark = benchkit.spark_builder(f"bench-bigfile-{kind}", os.environ.get("BENCH_LOG_LEVEL", "ERROR")).getOrCreate()
     if kind == "native":
         df = spark.readStream.format("csv").schema(SCHEMA).option("header", "true") \
             .option("multiLine", str(multiline).lower()).load(str(data))
     else:
-        sys.path.insert(0, str(ROOT / "app"))
-        from s3sqs.job.main import warm_python_workers
-        from s3sqs.planning.source import register
-        register(spark)
+        benchkit.register_source(spark)
         opts = {"fileFormat": "csv", "header": "true", "multiLine": str(multiline).lower(), "queueUrl": queue_url,
                 "endpointUrl": endpoint, "queueRegion": "us-east-1", "stateLocation": str(out / "state"),
                 "basePath": f"file://{data}/",
                 "includeExistingFiles": "true", "maxFilesPerTrigger": "-1",
                 "minPartitions": str(spark.sparkContext.defaultParallelism)}
         df = spark.readStream.format("s3-sqs").schema(SCHEMA).options(**opts).load()
-        warm_python_workers(spark)  # as the job does, before the query starts
+        benchkit.warm_python_workers(spark)
     t0 = time.perf_counter()
     rows_of = None
     if kind == "s3sqs":
@@ -165,40 +157,32 @@ class PeakMemory:
 
 def run_one(python: Path, kind: str, data: Path, expected: int, endpoint: str, queue: str,
             multiline: bool, sink: str) -> dict:
-    out = Path(tempfile.mkdtemp(prefix=f"bench-bigfile-{kind}-"))
-    env = {**os.environ, "PYSPARK_PYTHON": str(python), "PYSPARK_DRIVER_PYTHON": str(python),
-           "SPARK_LOCAL_IP": "127.0.0.1"}
-    load_before = os.getloadavg()[0]
-    try:
+    load_before = benchkit.load()
+    with benchkit.scratch(f"bench-bigfile-{kind}-") as out:
         proc = subprocess.Popen([str(python), __file__, "--worker", kind, "--data", str(data), "--out", str(out),
                                  "--expected", str(expected), "--endpoint", endpoint, "--queue", queue,
                                  "--sink", sink] + (["--multiline"] if multiline else []),
-                                env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                env=benchkit.spark_env(python), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                text=True)
         with PeakMemory(proc.pid) as mem:
             stdout, stderr = proc.communicate(timeout=3600)
-        if proc.returncode != 0:
-            raise SystemExit(f"{kind} failed:\n{stderr[-3000:]}")
-        r = json.loads(stdout.strip().splitlines()[-1])
+        r = benchkit.worker_result(proc.returncode, stdout, stderr, kind)
         r.update(jvm=mem.largest("jvm"), worker=mem.largest("python-worker"), workers=mem.count("python-worker"),
-                 load=(load_before, os.getloadavg()[0]))
+                 load=(load_before, benchkit.load()))
         return r
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = benchkit.parser(__doc__)
     p.add_argument("--gb", type=float, default=2.0, help="size of the CSV file in GB (default 2)")
     p.add_argument("--spark", default="4.0.2", help="which PySparks, in order (default 4.0.2; 4.0.2,4.3 for both)")
-    p.add_argument("--reps", type=int, default=1)
+    benchkit.add_reps(p, 1)
     p.add_argument("--multiline", action="store_true",
                    help="a value with a line break in every row, read with multiLine")
     p.add_argument("--sink", choices=["parquet", "parquet-spark", "delta"], default="parquet",
                    help="this source's sink, as the job writes it without a transform (parquet, the default, and "
                         "delta) or with one (parquet-spark); Spark's file source: its Parquet file sink")
-    p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
-    for name in ("--data", "--out", "--expected", "--endpoint", "--queue"):
-        p.add_argument(name, help=argparse.SUPPRESS)
+    benchkit.add_worker_flags(p, ["native", "s3sqs"], "--data", "--out", "--expected", "--endpoint", "--queue")
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker, Path(args.data), Path(args.out), int(args.expected), args.endpoint,
@@ -207,46 +191,37 @@ def main(argv=None) -> int:
     sparks = sparks_of(p, args.spark)
     if args.reps < 1 or args.gb <= 0:
         p.error("--reps must be at least 1 and --gb positive")
+    with local_aws() as server, benchkit.scratch("bench-bigfile-data-") as data:
+        return compare(args, sparks, server.endpoint_url, data)
 
-    import boto3
 
-    from devtools.local_aws import FAKE_ENV, start_moto_server
-    os.environ.update(FAKE_ENV)
-    server = start_moto_server()
-    data = Path(tempfile.mkdtemp(prefix="bench-bigfile-data-"))
-    try:
-        queue = boto3.client("sqs", endpoint_url=server.endpoint_url, region_name="us-east-1").create_queue(
-            QueueName="bench-bigfile")["QueueUrl"]
-        expected = make_csv(data / "big.csv", int(args.gb * 1e9), args.multiline)
-        size = (data / "big.csv").stat().st_size
-        print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; one CSV "
-              f"file of {size / 1e9:.2f} GB, {expected:,} rows{' (multiLine)' if args.multiline else ''}; "
-              f"{args.reps} runs each, alternating; into a {args.sink} sink; times from "
-              "query start to the last row committed; peak RSS (VmHWM) sampled every 0.2 s", flush=True)
-        results = []
-        for spark in sparks:
-            runs = {"native": [], "s3sqs": []}
-            for rep in range(args.reps):
-                for kind in (["native", "s3sqs"] if rep % 2 == 0 else ["s3sqs", "native"]):
-                    r = run_one(SPARKS[spark], kind, data, expected, server.endpoint_url, queue, args.multiline,
-                                args.sink)
-                    runs[kind].append(r)
-                    print(f"  Spark {spark:6s} {kind:7s} {r['seconds']:6.1f} s  JVM peak {r['jvm'] / 2**20:6.0f} MiB, "
-                          f"largest Python worker peak {r['worker'] / 2**20:5.0f} MiB ({r['workers']} workers); "
-                          f"load {r['load'][0]:.1f} -> {r['load'][1]:.1f}", flush=True)
-            results.append((spark, runs))
-        print(f"\n{'Spark':6s} {'native s':>9s} {'s3-sqs s':>9s} {'ratio':>6s} {'JVM MiB n/s':>13s} "
-              f"{'worker MiB n/s':>15s}  (medians; ratio >1: this source is faster)")
-        for spark, runs in results:
-            n = statistics.median(r["seconds"] for r in runs["native"])
-            s = statistics.median(r["seconds"] for r in runs["s3sqs"])
-            mib = {k: (max(r["jvm"] for r in v) / 2**20, max(r["worker"] for r in v) / 2**20) for k, v in runs.items()}
-            print(f"{spark:6s} {n:9.1f} {s:9.1f} {n / s:6.2f} {mib['native'][0]:6.0f}/{mib['s3sqs'][0]:<6.0f} "
-                  f"{mib['native'][1]:7.0f}/{mib['s3sqs'][1]:<7.0f}")
-        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
-    finally:
-        server.stop()
-        shutil.rmtree(data, ignore_errors=True)
+def compare(args, sparks: list[str], endpoint: str, data: Path) -> int:
+    """Both readers on one big file, each Spark, --reps times in alternating order: each run's line, then the table."""
+    queue = benchkit.aws_client("sqs", endpoint).create_queue(QueueName="bench-bigfile")["QueueUrl"]
+    expected = make_csv(data / "big.csv", int(args.gb * 1e9), args.multiline)
+    size = (data / "big.csv").stat().st_size
+    print(f"{benchkit.header()}; one CSV "
+          f"file of {size / 1e9:.2f} GB, {expected:,} rows{' (multiLine)' if args.multiline else ''}; "
+          f"{args.reps} runs each, alternating; into a {args.sink} sink; times from "
+          "query start to the last row committed; peak RSS (VmHWM) sampled every 0.2 s", flush=True)
+    results = []
+    for spark in sparks:
+        def run(_, kind: str) -> dict:
+            r = run_one(SPARKS[spark], kind, data, expected, endpoint, queue, args.multiline, args.sink)
+            print(f"  Spark {spark:6s} {kind:7s} {r['seconds']:6.1f} s  JVM peak {r['jvm'] / 2**20:6.0f} MiB, "
+                  f"largest Python worker peak {r['worker'] / 2**20:5.0f} MiB ({r['workers']} workers); "
+                  f"load {r['load'][0]:.1f} -> {r['load'][1]:.1f}", flush=True)
+            return r
+        results.append((spark, benchkit.paired(args.reps, run)))
+    print(f"\n{'Spark':6s} {'native s':>9s} {'s3-sqs s':>9s} {'ratio':>6s} {'JVM MiB n/s':>13s} "
+          f"{'worker MiB n/s':>15s}  (medians; ratio >1: this source is faster)")
+    for spark, runs in results:
+        n = statistics.median(r["seconds"] for r in runs["native"])
+        s = statistics.median(r["seconds"] for r in runs["s3sqs"])
+        mib = {k: (max(r["jvm"] for r in v) / 2**20, max(r["worker"] for r in v) / 2**20) for k, v in runs.items()}
+        print(f"{spark:6s} {n:9.1f} {s:9.1f} {n / s:6.2f} {mib['native'][0]:6.0f}/{mib['s3sqs'][0]:<6.0f} "
+              f"{mib['native'][1]:7.0f}/{mib['s3sqs'][1]:<7.0f}")
+    benchkit.print_end_load()
     return 0
 
 

@@ -25,7 +25,11 @@ from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchkit, also when a test loads this file by path
+import benchkit  # noqa: E402
+from devtools.local_aws import local_aws  # noqa: E402
+
+ROOT = benchkit.ROOT
 DAY = 86_400_000
 MARKERS, PER_MARKER, SETTLED_MARKERS, DUE = 200, 50, 150, 10
 
@@ -80,14 +84,12 @@ def new_marker(s3, where: dict) -> None:
 
 def measure(where: dict) -> list[dict]:
     """The runs, with the cleaner on this process's path."""
-    import boto3
-
     from s3sqs.cleaning.cleaner import Cleaner, ConsumerMarkers
     from s3sqs.cleaning.rule import Consumer
     from s3sqs.config.clean import parse_clean_settings
     from s3sqs.state.store import S3Store
 
-    s3 = boto3.client("s3", endpoint_url=where["endpoint"], region_name="us-east-1")
+    s3 = benchkit.aws_client("s3", where["endpoint"])
     calls: Counter = Counter()
     s3.meta.events.register("before-send.s3", lambda event_name, **_: calls.update([event_name.rsplit(".", 1)[-1]]))
     settings = parse_clean_settings({"cleanSource": "delete", "cleanSourceRetention": "1d"})
@@ -121,25 +123,18 @@ def main(argv=None) -> int:
     p.add_argument("--child", metavar="ENDPOINT", help=argparse.SUPPRESS)
     args = p.parse_args(argv)
     if args.child:
-        import boto3
-        s3 = boto3.client("s3", endpoint_url=args.child, region_name="us-east-1")
+        s3 = benchkit.aws_client("s3", args.child)
         print(json.dumps(measure(history(s3, args.child))))
         return 0
 
-    from devtools.local_aws import FAKE_ENV, start_moto_server
-    os.environ.update(FAKE_ENV)
-    server = start_moto_server()
-    try:
-        with tempfile.TemporaryDirectory() as tmp:
-            archive = Path(tmp) / "before.tar"
-            with open(archive, "wb") as f:
-                subprocess.run(["git", "-C", str(ROOT), "archive", args.before_ref, "app"], stdout=f, check=True)
-            with tarfile.open(archive) as t:
-                t.extractall(tmp, filter="data")
-            results = {f"before ({args.before_ref})": child(Path(tmp) / "app", server.endpoint_url),
-                       "after (this checkout)": child(ROOT / "app", server.endpoint_url)}
-    finally:
-        server.stop()
+    with local_aws() as server, tempfile.TemporaryDirectory() as tmp:
+        archive = Path(tmp) / "before.tar"
+        with open(archive, "wb") as f:
+            subprocess.run(["git", "-C", str(ROOT), "archive", args.before_ref, "app"], stdout=f, check=True)
+        with tarfile.open(archive) as t:
+            t.extractall(tmp, filter="data")
+        results = {f"before ({args.before_ref})": child(Path(tmp) / "app", server.endpoint_url),
+                   "after (this checkout)": child(ROOT / "app", server.endpoint_url)}
     print(f"{MARKERS} markers of {PER_MARKER} files; {DUE} due, {(MARKERS - SETTLED_MARKERS - 1) * PER_MARKER:,} in "
           f"their retention, {SETTLED_MARKERS * PER_MARKER + PER_MARKER - DUE:,} cleaned before")
     for code, runs in results.items():

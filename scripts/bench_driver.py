@@ -17,22 +17,21 @@ as the index grows.
 """
 from __future__ import annotations
 
-import argparse
 import functools
 import json
 import logging
 import os
-import shutil
 import statistics
 import sys
-import tempfile
 import threading
 import time
 from collections import deque
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "app"))
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchkit, also when a test loads this file by path
+import benchkit  # noqa: E402
+
+sys.path.insert(0, str(benchkit.ROOT / "app"))
 QUEUE_URL = "https://sqs.us-east-1.amazonaws.com/123456789012/bench-driver"
 
 
@@ -131,7 +130,7 @@ def driver(total: int, max_files: int, checkpoints: list[int], work: Path) -> tu
     from s3sqs.config.options import parse_options
     from s3sqs.core.counters import Stat
     from s3sqs.planning import controller as controller_module
-    from s3sqs.planning.planner import Limit
+    from s3sqs.planning.batch_limits import Limit
 
     sqs = InProcessSQS(total)
     controller_module.sqs_client = lambda *_: sqs  # the stand-in instead of boto3's client
@@ -175,7 +174,7 @@ def driver(total: int, max_files: int, checkpoints: list[int], work: Path) -> tu
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = benchkit.parser(__doc__)
     p.add_argument("--files", type=int, default=1_000_000, help="files announced (default 1,000,000)")
     p.add_argument("--max-files", type=int, default=10_000, help="maxFilesPerTrigger (default 10,000)")
     p.add_argument("--checkpoints", type=int, default=10, help="progress lines (default 10)")
@@ -183,9 +182,8 @@ def main(argv=None) -> int:
     if args.files < 1000 or args.max_files < 1 or args.checkpoints < 1:
         p.error("--files must be at least 1000, --max-files and --checkpoints at least 1")
     logging.basicConfig(level=logging.WARNING)
-    work = Path(tempfile.mkdtemp(prefix="bench-driver-"))
-    try:
-        print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
+    with benchkit.scratch("bench-driver-") as work:
+        print(f"{benchkit.header()}; "
               f"{args.files:,d} files announced, maxFilesPerTrigger {args.max_files:,d}, state on local disk",
               flush=True)
         peer, peer_cpu = bare_consumer(min(args.files, 200_000))
@@ -195,9 +193,7 @@ def main(argv=None) -> int:
         rate, cpu = driver(args.files, args.max_files, [step * (i + 1) for i in range(args.checkpoints)], work)
         print(f"\nthe source's driver: {rate:,.0f} files/s ({rate / peer:.2f}x the bare consumer's rate), {cpu:.0f} µs "
               f"of CPU a file ({cpu / peer_cpu:.1f}x the bare consumer's); at {1e6 / cpu:,.0f} files per CPU second; "
-              f"load average at the end: {os.getloadavg()[0]:.1f}")
-    finally:
-        shutil.rmtree(work, ignore_errors=True)
+              f"load average at the end: {benchkit.load():.1f}")
     return 0
 
 

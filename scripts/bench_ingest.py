@@ -15,7 +15,6 @@ request at a time, so no consumer making the same requests can take less time th
 """
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
@@ -27,25 +26,22 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchkit, also when a test loads this file by path
+import benchkit  # noqa: E402
+import pyarrow.json as pajson  # noqa: E402
 
-import boto3
-import pyarrow.json as pajson
+from devtools.local_aws import local_aws, work_dir  # noqa: E402
+from devtools.local_spark import job_command, job_env, log_tail  # noqa: E402
+from devtools.committed import committed_rows  # noqa: E402
+from s3sqs.state.snapshots import Snapshots, read_status  # noqa: E402
+from s3sqs.state.store import LocalStore  # noqa: E402
 
-from devtools.local_aws import local_aws, wire_consumer, work_dir
-from devtools.local_spark import job_command, job_env, log_tail
-from devtools.committed import committed_rows
-from s3sqs.state.snapshots import Snapshots, read_status
-from s3sqs.state.store import LocalStore
-
-REGION = "us-east-1"
+ROOT, REGION = benchkit.ROOT, benchkit.REGION
 
 
 def wire(endpoint: str, name: str):
     """The stack's own wiring (bucket -> SNS -> queue), named after `name`."""
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=REGION)
-    sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=REGION)
-    path = wire_consumer(endpoint, name, region=REGION)
+    s3, sqs, path = benchkit.wired(endpoint, name)
     sqs.purge_queue(QueueUrl=path.queue_url)  # drop any test event so both runs see the same messages
     return s3, sqs, path.queue_url, path.bucket
 
@@ -146,18 +142,18 @@ def where_time_went(log: Path) -> str:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = benchkit.parser(__doc__)
     p.add_argument("--files", type=int, default=300, help="files to ingest (default 300)")
     p.add_argument("--rows", type=int, default=100, help="rows per file (default 100)")
     p.add_argument("--max-files-per-trigger", type=int, default=100)
     p.add_argument("--concurrency", type=int, default=8, help="threads for the boto3 ceiling (default 8)")
-    p.add_argument("--reps", type=int, default=3, help="runs of each, alternating (default 3)")
+    benchkit.add_reps(p, 3, "runs of each, alternating (default 3)")
     p.add_argument("--keep", help="keep the job's checkpoints, tables and logs in this folder")
     args = p.parse_args(argv)
     if args.files < 1 or args.rows < 1 or args.reps < 1:
         p.error("--files, --rows and --reps must be at least 1")
     with local_aws() as server, work_dir(args.keep) as root:
-        print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; moto at "
+        print(f"{benchkit.header()}; moto at "
               f"{server.endpoint_url}; {args.files} JSON files x {args.rows} rows", flush=True)
         results = []
         for rep in range(args.reps):
@@ -195,7 +191,7 @@ def main(argv=None) -> int:
         print(f"{'connector':12s} {window:8.1f} {args.files / window:8.1f} "
               f"{statistics.median(r[4] for r in results) / args.files:15.3f}")
         print(f"connector time / ceiling time: {statistics.median(ratios):.2f} (runs: "
-              f"{', '.join(f'{r:.2f}' for r in ratios)}); load average now {os.getloadavg()[0]:.1f}")
+              f"{benchkit.ratios_text(ratios)}); load average now {benchkit.load():.1f}")
         floor = statistics.median(r[5] / r[0] for r in results)
         print(f"moto's CPU for the ceiling's requests / ceiling time: {floor:.2f}: a consumer making the same "
               f"requests (the job makes them, and its start-up's) cannot take less time than that here")

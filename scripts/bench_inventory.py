@@ -11,8 +11,6 @@ The state is local (a temporary folder); the report and the listing are read fro
 """
 from __future__ import annotations
 
-import argparse
-import os
 import sys
 import tempfile
 import threading
@@ -21,10 +19,12 @@ import uuid
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from devtools.inventory_report import csv_body, write_report
-from devtools.local_aws import local_aws
-from s3sqs.config.options import parse_options
-from s3sqs.planning.controller import Controller
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchkit, also when a test loads this file by path
+import benchkit  # noqa: E402
+from devtools.inventory_report import csv_body, write_report  # noqa: E402
+from devtools.local_aws import local_aws  # noqa: E402
+from s3sqs.config.options import parse_options  # noqa: E402
+from s3sqs.planning.controller import Controller  # noqa: E402
 
 ROWS_PER_FILE = 100_000
 MODIFIED = time.strftime("%Y-%m-%dT%H:%M:%S.000Z", time.gmtime(time.time() - 86400))
@@ -70,14 +70,13 @@ def rss_mib() -> float:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = benchkit.parser(__doc__)
     p.add_argument("--rows", type=int, default=1_000_000, help="rows of the big report (default 1,000,000)")
     p.add_argument("--compare", type=int, default=3_000, help="keys listed and inventoried alike (default 3,000)")
     args = p.parse_args(argv)
-    print(f"load average at start: {os.getloadavg()[0]:.2f}", flush=True)
+    print(f"load average at start: {benchkit.load():.2f}", flush=True)
     with local_aws() as server, tempfile.TemporaryDirectory() as tmp:
-        import boto3
-        s3 = boto3.client("s3", endpoint_url=server.endpoint_url, region_name="us-east-1")
+        s3 = benchkit.aws_client("s3", server.endpoint_url)
         bucket = f"bench-{uuid.uuid4().hex[:8]}"
         s3.create_bucket(Bucket=bucket)
 
@@ -104,7 +103,7 @@ def main(argv=None) -> int:
             assert got == n, (got, n)
             print(f"{n:,} inventory rows in {-(-n // ROWS_PER_FILE)} files: {n / seconds:,.0f} keys/s recorded "
                   f"({seconds:.1f} s); memory rose {rise:,.0f} MiB while recording", flush=True)
-    print(f"load average at end: {os.getloadavg()[0]:.2f}")
+    print(f"load average at end: {benchkit.load():.2f}")
     return 0
 
 

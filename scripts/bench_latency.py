@@ -21,35 +21,23 @@ directory, and the files for it are uploaded there too (Hadoop's S3A filesystem:
 """
 from __future__ import annotations
 
-import argparse
 import json
 import math
 import os
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from pathlib import Path
 
-from devtools.committed import first_listings
-from devtools.local_spark import BENCH_SPARKS as SPARKS, sparks_of
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchkit, also when a test loads this file by path
+import benchkit  # noqa: E402
+from benchkit import batch_commit_times, percentile  # noqa: E402
+from devtools.local_aws import wire_consumer  # noqa: E402
+from devtools.local_spark import BENCH_SPARKS as SPARKS  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = "id LONG, sent DOUBLE"
 GOLDEN = (math.sqrt(5) - 1) / 2  # the phase step: frac(0.5 + i * GOLDEN) spreads evenly over [0, 1)
-
-
-def percentile(values: list[float], q: float) -> float:
-    s = sorted(values)
-    return s[min(len(s) - 1, int(round(q * (len(s) - 1))))]
-
-
-def batch_commit_times(table: Path) -> dict[str, float]:
-    """Each committed output file's name -> when its batch was committed."""
-    return {path.name: mtime for path, (_, mtime) in first_listings(table).items()}
 
 
 def upload_times(start: float, seconds: int, aligned: bool) -> list[float]:
@@ -60,18 +48,12 @@ def upload_times(start: float, seconds: int, aligned: bool) -> list[float]:
 
 def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, bucket: str, queue: str,
            on_s3: bool = False, aligned: bool = False) -> dict:
-    import boto3
     import pyarrow.parquet as pq
-    from pyspark.sql import SparkSession
-    builder = (SparkSession.builder.master("local[2]").appName(f"latency-{kind}")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-               .config("spark.log.level", "ERROR"))
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    builder = benchkit.spark_builder(f"latency-{kind}")
+    s3 = benchkit.aws_client("s3", endpoint)
     native_prefix = f"native-landing/{work.name}/"
     if kind == "native" and on_s3:
-        from devtools.jars import s3a_conf
-        for key, value in s3a_conf(endpoint).items():
-            builder = builder.config(key, value)
+        builder = benchkit.with_s3a(builder, endpoint)
         s3.put_object(Bucket=bucket, Key=native_prefix, Body=b"")  # the folder exists before the query starts
     spark = builder.getOrCreate()
     landing = work / "landing"
@@ -80,19 +62,15 @@ def worker(kind: str, work: Path, seconds: int, trigger: str, endpoint: str, buc
         df = spark.readStream.format("json").schema(SCHEMA).load(
             f"s3a://{bucket}/{native_prefix}" if on_s3 else str(landing))
     else:
-        sys.path.insert(0, str(ROOT / "app"))
-        from s3sqs.job.main import warm_python_workers
-        from s3sqs.planning.source import register
-        register(spark)
+        benchkit.register_source(spark)
         opts = dict(fileFormat="json", queueUrl=queue, endpointUrl=endpoint, queueRegion="us-east-1",
                     stateLocation=str(work / "state"), minPartitions="2")
         df = spark.readStream.format("s3-sqs").schema(SCHEMA).options(**opts).load()
-        warm_python_workers(spark)
+        benchkit.warm_python_workers(spark)
     rows_of = None
     if kind == "native":
         writer = df.writeStream.format("parquet").option("path", str(work / "table"))
     else:  # as the job writes the parquet sink (its read tasks write the files): Spark counts files, not rows
-        sys.path.insert(0, str(ROOT / "scripts"))
         from bench_read import job_writer
         writer, rows_of = job_writer(spark, df, opts, work, "parquet")
     q = writer.option("checkpointLocation", str(work / "ck")).trigger(processingTime=trigger).start()
@@ -148,81 +126,60 @@ def batch_phases(progress: list[dict]) -> dict[str, float]:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = benchkit.parser(__doc__)
     p.add_argument("--seconds", type=int, default=60, help="files uploaded, one a second (default 60)")
     p.add_argument("--trigger", default="5 seconds", help="trigger interval of both queries (default 5 seconds)")
     p.add_argument("--spark", help="which PySparks, in order (default 4.0.2,4.3; with --s3, 4.0.2)")
     p.add_argument("--s3", action="store_true", help="Spark's file source watches an s3a:// folder on the moto "
                                                      "server (Spark 4.0.2 only; make s3a-jars first)")
-    p.add_argument("--reps", type=int, default=2)
+    benchkit.add_reps(p, 2)
     p.add_argument("--aligned", action="store_true", help="upload on whole seconds, so every trigger instant "
                                                           "meets an upload (the schedule before phases were spread)")
-    p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
-    for name in ("--work", "--endpoint", "--bucket", "--queue"):
-        p.add_argument(name, help=argparse.SUPPRESS)
+    benchkit.add_worker_flags(p, ["native", "s3sqs"], "--work", "--endpoint", "--bucket", "--queue")
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker, Path(args.work), args.seconds, args.trigger, args.endpoint, args.bucket,
                                 args.queue, args.s3, args.aligned)))
         return 0
-    sparks = sparks_of(p, args.spark or ("4.0.2" if args.s3 else "4.0.2,4.3"))
+    sparks = benchkit.sparks_or_s3(p, args)
     if args.seconds < 5 or args.reps < 1:
         p.error("--seconds must be at least 5 and --reps at least 1")
-    if args.s3:
-        from devtools import jars
-        problem = jars.s3a_problem(sparks)
-        if problem:
-            p.error(problem)
+    benchkit.check_s3(p, args, sparks)
+    return benchkit.on_moto(f"1 file/s for {args.seconds} s "
+                            f"({'on whole seconds' if args.aligned else 'phases spread'}), trigger {args.trigger}; "
+                            "Spark's file source "
+                            f"{'lists s3a:// on the moto server' if args.s3 else 'lists a local directory'}",
+                            lambda endpoint: compare(args, sparks, endpoint))
 
-    import boto3
 
-    from devtools.local_aws import FAKE_ENV, start_moto_server, wire_consumer
-    os.environ.update(FAKE_ENV)
-    server = start_moto_server()
-    try:
-        print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; "
-              f"1 file/s for {args.seconds} s ({'on whole seconds' if args.aligned else 'phases spread'}), "
-              f"trigger {args.trigger}; Spark's file source "
-              f"{'lists s3a:// on the moto server' if args.s3 else 'lists a local directory'}", flush=True)
-        rows = []
-        for spark in sparks:
-            res = {"native": [], "s3sqs": []}
-            for rep in range(args.reps):
-                for kind in (("native", "s3sqs") if rep % 2 == 0 else ("s3sqs", "native")):
-                    name = f"lat-{spark.replace('.', '')}-{rep}-{kind}"
-                    path = wire_consumer(server.endpoint_url, name)  # the stack's bucket -> SNS -> queue
-                    work = Path(tempfile.mkdtemp(prefix=f"{name}-"))
-                    py = SPARKS[spark]
-                    env = {**os.environ, "PYSPARK_PYTHON": str(py), "PYSPARK_DRIVER_PYTHON": str(py),
-                           "SPARK_LOCAL_IP": "127.0.0.1"}
-                    try:
-                        r = subprocess.run([str(py), __file__, "--worker", kind, "--work", str(work), "--seconds",
-                                            str(args.seconds), "--trigger", args.trigger, "--endpoint",
-                                            server.endpoint_url, "--bucket", path.bucket, "--queue", path.queue_url,
-                                            *(["--s3"] if args.s3 else []),
-                                            *(["--aligned"] if args.aligned else [])],
-                                           env=env, capture_output=True, text=True, timeout=900)
-                        if r.returncode != 0:
-                            raise SystemExit(f"{kind} failed:\n{r.stderr[-3000:]}")
-                        out = json.loads(r.stdout.strip().splitlines()[-1])
-                    finally:
-                        shutil.rmtree(work, ignore_errors=True)
-                    res[kind].append(out)
-                    phases = ", ".join(f"{k} {v:,.0f}" for k, v in out["phases"].items())
-                    print(f"  Spark {spark:6s} {kind:7s} median {out['median']:5.1f} s  p95 {out['p95']:5.1f} s;"
-                          f" a batch's median ms: {phases}", flush=True)
-            rows.append((spark, res))
-        print(f"\n{'Spark':6s} {'native median/p95':>18s} {'s3-sqs median/p95':>18s} {'ratio (median)':>15s}")
-        for spark, res in rows:
-            nm = statistics.median(r["median"] for r in res["native"])
-            npp = statistics.median(r["p95"] for r in res["native"])
-            sm = statistics.median(r["median"] for r in res["s3sqs"])
-            sp = statistics.median(r["p95"] for r in res["s3sqs"])
-            print(f"{spark:6s} {nm:8.1f} / {npp:6.1f} s {sm:8.1f} / {sp:6.1f} s {sm / nm:15.2f}")
-        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
-    finally:
-        server.stop()
-    return 0
+def compare(args, sparks: list[str], endpoint: str) -> None:
+    """Both sides on the trickle, each Spark, --reps times in alternating order: each run's line, then the table."""
+    rows = [(spark, benchkit.paired(args.reps, lambda rep, kind: run_one(args, spark, rep, kind, endpoint)))
+            for spark in sparks]
+    print(f"\n{'Spark':6s} {'native median/p95':>18s} {'s3-sqs median/p95':>18s} {'ratio (median)':>15s}")
+    for spark, res in rows:
+        nm = statistics.median(r["median"] for r in res["native"])
+        npp = statistics.median(r["p95"] for r in res["native"])
+        sm = statistics.median(r["median"] for r in res["s3sqs"])
+        sp = statistics.median(r["p95"] for r in res["s3sqs"])
+        print(f"{spark:6s} {nm:8.1f} / {npp:6.1f} s {sm:8.1f} / {sp:6.1f} s {sm / nm:15.2f}")
+
+
+def run_one(args, spark: str, rep: int, kind: str, endpoint: str) -> dict:
+    """One side's run on a fresh copy of the stack's wiring (bucket -> SNS -> queue), in a fresh process; its line."""
+    name = f"lat-{spark.replace('.', '')}-{rep}-{kind}"
+    path = wire_consumer(endpoint, name)
+    with benchkit.scratch(f"{name}-") as work:
+        out = benchkit.run_worker(SPARKS[spark], __file__,
+                                  [kind, "--work", str(work), "--seconds", str(args.seconds), "--trigger",
+                                   args.trigger, "--endpoint", endpoint, "--bucket", path.bucket, "--queue",
+                                   path.queue_url, *(["--s3"] if args.s3 else []),
+                                   *(["--aligned"] if args.aligned else [])],
+                                  kind, timeout=900)[0]
+    phases = ", ".join(f"{k} {v:,.0f}" for k, v in out["phases"].items())
+    print(f"  Spark {spark:6s} {kind:7s} median {out['median']:5.1f} s  p95 {out['p95']:5.1f} s;"
+          f" a batch's median ms: {phases}", flush=True)
+    return out
 
 
 if __name__ == "__main__":

@@ -17,22 +17,18 @@ interval and the median batch time, the goal (two triggers plus one batch) and t
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
-import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "scripts"))
-from bench_latency import SPARKS, batch_commit_times, percentile, sparks_of  # noqa: E402
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchkit, also when a test loads this file by path
+import benchkit  # noqa: E402
+from devtools.local_aws import wire_consumer  # noqa: E402
+from devtools.local_spark import BENCH_SPARKS as SPARKS, sparks_of  # noqa: E402
 
 SCHEMA = "id LONG, sent DOUBLE"
 FRESH_IDS = 1_000_000  # fresh files' ids start here; the backlog's are below
@@ -42,10 +38,9 @@ def upload_backlog(endpoint: str, queue_url: str, n: int) -> None:
     """The backlog's files, in a bucket of their own, announced by S3 events sent straight to the consumer's
     queue, ten at a time: through the stand-in's bucket -> SNS -> SQS path, one upload a time, thousands
     take many minutes here."""
-    import boto3
     from bench_driver import event_body
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
-    sqs = boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1")
+    s3 = benchkit.aws_client("s3", endpoint)
+    sqs = benchkit.aws_client("sqs", endpoint)
     bucket = f"history-{queue_url.rsplit('/', 1)[-1]}"[:63].lower()
     s3.create_bucket(Bucket=bucket)
     t_ms = int(time.time() * 1000)
@@ -66,23 +61,16 @@ def upload_backlog(endpoint: str, queue_url: str, n: int) -> None:
 
 def worker(latest_first: bool, work: Path, seconds: int, trigger: str, max_files: int, backlog: int,
            endpoint: str, bucket: str, queue: str) -> dict:
-    import boto3
     import pyarrow.parquet as pq
-    from pyspark.sql import SparkSession
-    sys.path.insert(0, str(ROOT / "app"))
-    from s3sqs.job.main import warm_python_workers
-    from s3sqs.planning.source import register
 
-    spark = (SparkSession.builder.master("local[2]").appName("latest-first")
-             .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-             .config("spark.log.level", "ERROR").getOrCreate())
-    register(spark)
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name="us-east-1")
+    spark = benchkit.spark_builder("latest-first").getOrCreate()
+    benchkit.register_source(spark)
+    s3 = benchkit.aws_client("s3", endpoint)
     df = (spark.readStream.format("s3-sqs").schema(SCHEMA)
           .options(fileFormat="json", queueUrl=queue, endpointUrl=endpoint, queueRegion="us-east-1",
                    stateLocation=str(work / "state"), maxFilesPerTrigger=str(max_files),
                    latestFirst=str(latest_first).lower(), **{"sqs.maxConcurrency": "10"}).load())
-    warm_python_workers(spark)
+    benchkit.warm_python_workers(spark)
     q = (df.writeStream.format("parquet").option("path", str(work / "table"))
          .option("checkpointLocation", str(work / "ck")).trigger(processingTime=trigger).start())
     total = backlog + seconds
@@ -93,7 +81,7 @@ def worker(latest_first: bool, work: Path, seconds: int, trigger: str, max_files
         time.sleep(0.1)
     waited = time.time()
     if latest_first:  # the source has taken the backlog from the queue (on SQS, seconds; see the module's notes)
-        sqs = boto3.client("sqs", endpoint_url=endpoint, region_name="us-east-1")
+        sqs = benchkit.aws_client("sqs", endpoint)
         while sum(int(v) for v in sqs.get_queue_attributes(QueueUrl=queue, AttributeNames=[
                 "ApproximateNumberOfMessages", "ApproximateNumberOfMessagesNotVisible"])["Attributes"].values()):
             if q.exception() or time.time() > deadline:
@@ -121,7 +109,7 @@ def worker(latest_first: bool, work: Path, seconds: int, trigger: str, max_files
     q.stop()
     spark.stop()
     latencies, ids = [], []
-    for name, committed in batch_commit_times(work / "table").items():
+    for name, committed in benchkit.batch_commit_times(work / "table").items():
         for row in pq.read_table(work / "table" / name).to_pylist():
             ids.append(row["id"])
             if row["id"] >= FRESH_IDS:
@@ -132,7 +120,7 @@ def worker(latest_first: bool, work: Path, seconds: int, trigger: str, max_files
     if len(batch_ms) - batches_before < 3:
         raise SystemExit(f"the backlog was drained before the fresh files came ({batches_before} of {len(batch_ms)} "
                          "batches): give a larger --backlog or a smaller --max-files")
-    return {"median": statistics.median(latencies), "p95": percentile(latencies, 0.95),
+    return {"median": statistics.median(latencies), "p95": benchkit.percentile(latencies, 0.95),
             "batch_s": statistics.median(batch_ms) / 1000, "batches": len(batch_ms), "rows": len(ids),
             "waited_s": waited, "batches_before": batches_before}
 
@@ -143,16 +131,14 @@ def seconds_of(trigger: str) -> float:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = benchkit.parser(__doc__)
     p.add_argument("--backlog", type=int, default=1000, help="files announced before the query starts (1000)")
     p.add_argument("--seconds", type=int, default=30, help="fresh files, one a second, during the drain (30)")
     p.add_argument("--max-files", type=int, default=20, help="maxFilesPerTrigger (20)")
     p.add_argument("--trigger", default="5 seconds", help="trigger interval (5 seconds)")
     p.add_argument("--spark", default="4.0.2,4.3", help="which PySparks, in order (4.0.2,4.3)")
     p.add_argument("--verbose", action="store_true", help="print the source's log lines of each run")
-    p.add_argument("--worker", choices=["on", "off"], help=argparse.SUPPRESS)
-    for name in ("--work", "--endpoint", "--bucket", "--queue"):
-        p.add_argument(name, help=argparse.SUPPRESS)
+    benchkit.add_worker_flags(p, ["on", "off"], "--work", "--endpoint", "--bucket", "--queue")
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker == "on", Path(args.work), args.seconds, args.trigger, args.max_files,
@@ -161,56 +147,44 @@ def main(argv=None) -> int:
     sparks = sparks_of(p, args.spark)
     if args.backlog < args.max_files * 3 or args.seconds < 5 or args.max_files < 1:
         p.error("--backlog must be at least three batches, --seconds at least 5, --max-files at least 1")
+    return benchkit.on_moto(f"backlog {args.backlog} files, then 1 fresh file/s for {args.seconds} s; "
+                            f"maxFilesPerTrigger {args.max_files}, trigger {args.trigger}",
+                            lambda endpoint: compare(args, sparks, endpoint))
 
-    from devtools.local_aws import FAKE_ENV, start_moto_server, wire_consumer
-    os.environ.update(FAKE_ENV)
-    server = start_moto_server()
-    try:
-        print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.1f}; backlog "
-              f"{args.backlog} files, then 1 fresh file/s for {args.seconds} s; maxFilesPerTrigger {args.max_files}, "
-              f"trigger {args.trigger}", flush=True)
-        rows = []
-        for spark in sparks:
-            res = {}
-            for mode in ("on", "off"):
-                name = f"lf-{spark.replace('.', '')}-{mode}"
-                path = wire_consumer(server.endpoint_url, name)  # the stack's bucket -> SNS -> queue
-                upload_backlog(server.endpoint_url, path.queue_url, args.backlog)
-                work = Path(tempfile.mkdtemp(prefix=f"{name}-"))
-                py = SPARKS[spark]
-                env = {**os.environ, "PYSPARK_PYTHON": str(py), "PYSPARK_DRIVER_PYTHON": str(py),
-                       "SPARK_LOCAL_IP": "127.0.0.1"}
-                try:
-                    r = subprocess.run([str(py), __file__, "--worker", mode, "--work", str(work), "--seconds",
-                                        str(args.seconds), "--trigger", args.trigger, "--max-files",
-                                        str(args.max_files), "--backlog", str(args.backlog), "--endpoint",
-                                        server.endpoint_url, "--bucket", path.bucket, "--queue", path.queue_url],
-                                       env=env, capture_output=True, text=True, timeout=2400)
-                    if r.returncode != 0:
-                        raise SystemExit(f"latestFirst {mode} failed:\n{r.stderr[-3000:]}")
-                    out = json.loads(r.stdout.strip().splitlines()[-1])
-                    if args.verbose:
-                        print("\n".join(line for line in r.stderr.splitlines() if "s3-sqs" in line), flush=True)
-                finally:
-                    shutil.rmtree(work, ignore_errors=True)
-                res[mode] = out
-                print(f"  Spark {spark:6s} latestFirst {mode:3s}: fresh files median {out['median']:6.1f} s, p95 "
-                      f"{out['p95']:6.1f} s; {out['batches']} batches of median {out['batch_s']:.1f} s, "
-                      f"{out['batches_before']} before the first fresh file (after {out['waited_s']:.0f} s for the "
-                      f"backlog to leave the queue); {out['rows']} rows, each once", flush=True)
-            rows.append((spark, res))
-        trig = seconds_of(args.trigger)
-        print(f"\n{'Spark':6s} {'with (median/p95)':>18s} {'without':>16s} {'goal: 2 triggers + 1 batch':>28s} "
-              f"{'without/with':>13s}")
-        for spark, res in rows:
-            on, off = res["on"], res["off"]
-            goal = 2 * trig + on["batch_s"]
-            print(f"{spark:6s} {on['median']:7.1f} / {on['p95']:6.1f} s {off['median']:6.1f} / {off['p95']:6.1f} s "
-                  f"{goal:20.1f} s ({'met' if on['median'] <= goal else 'NOT met'}) {off['median'] / on['median']:9.1f}x")
-        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
-    finally:
-        server.stop()
-    return 0
+
+def compare(args, sparks: list[str], endpoint: str) -> None:
+    """With and without latestFirst on each Spark: each run's line, then the table."""
+    rows = [(spark, {mode: run_one(args, spark, mode, endpoint) for mode in ("on", "off")}) for spark in sparks]
+    trig = seconds_of(args.trigger)
+    print(f"\n{'Spark':6s} {'with (median/p95)':>18s} {'without':>16s} {'goal: 2 triggers + 1 batch':>28s} "
+          f"{'without/with':>13s}")
+    for spark, res in rows:
+        on, off = res["on"], res["off"]
+        goal = 2 * trig + on["batch_s"]
+        print(f"{spark:6s} {on['median']:7.1f} / {on['p95']:6.1f} s {off['median']:6.1f} / {off['p95']:6.1f} s "
+              f"{goal:20.1f} s ({'met' if on['median'] <= goal else 'NOT met'}) {off['median'] / on['median']:9.1f}x")
+
+
+def run_one(args, spark: str, mode: str, endpoint: str) -> dict:
+    """One run, latestFirst `mode`, on a fresh copy of the stack's wiring (bucket -> SNS -> queue) with the
+    backlog announced, in a fresh process; its line."""
+    name = f"lf-{spark.replace('.', '')}-{mode}"
+    path = wire_consumer(endpoint, name)
+    upload_backlog(endpoint, path.queue_url, args.backlog)
+    with benchkit.scratch(f"{name}-") as work:
+        out, stderr = benchkit.run_worker(SPARKS[spark], __file__,
+                                          [mode, "--work", str(work), "--seconds", str(args.seconds), "--trigger",
+                                           args.trigger, "--max-files", str(args.max_files), "--backlog",
+                                           str(args.backlog), "--endpoint", endpoint, "--bucket", path.bucket,
+                                           "--queue", path.queue_url],
+                                          f"latestFirst {mode}", timeout=2400)
+        if args.verbose:
+            print("\n".join(line for line in stderr.splitlines() if "s3-sqs" in line), flush=True)
+    print(f"  Spark {spark:6s} latestFirst {mode:3s}: fresh files median {out['median']:6.1f} s, p95 "
+          f"{out['p95']:6.1f} s; {out['batches']} batches of median {out['batch_s']:.1f} s, "
+          f"{out['batches_before']} before the first fresh file (after {out['waited_s']:.0f} s for the "
+          f"backlog to leave the queue); {out['rows']} rows, each once", flush=True)
+    return out
 
 
 if __name__ == "__main__":

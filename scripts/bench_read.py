@@ -24,20 +24,19 @@ both queries read every row and write nothing (Spark's `noop` sink): the read al
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import shutil
 import statistics
-import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 
-from devtools.local_spark import BENCH_SPARKS as SPARKS, sparks_of
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchkit, also when a test loads this file by path
+import benchkit  # noqa: E402
+from devtools.local_aws import local_aws  # noqa: E402
+from devtools.local_spark import BENCH_SPARKS as SPARKS  # noqa: E402
 
-ROOT = Path(__file__).resolve().parents[1]
 SCHEMA = "id LONG, user STRING, amount DOUBLE, country STRING, ts STRING"
 FORMATS = {
     # format: (files, rows per file)
@@ -113,18 +112,13 @@ def make_data(root: Path, fmt: str, files: int, rows: int) -> int:
 def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: str, queue_url: str,
            sink: str = "parquet") -> dict:
     import pyspark
-    from pyspark.sql import SparkSession
 
     from devtools.local_spark import wait_for_rows
-    builder = (SparkSession.builder.master("local[2]").appName(f"bench-{kind}")
-               .config("spark.ui.enabled", "false").config("spark.sql.shuffle.partitions", "2")
-               .config("spark.log.level", os.environ.get("BENCH_LOG_LEVEL", "ERROR")))
+    builder = benchkit.spark_builder(f"bench-{kind}", os.environ.get("BENCH_LOG_LEVEL", "ERROR"))
     on_s3 = data.startswith("s3://")
     location = f"{data.rstrip('/')}/{fmt}"
     if on_s3 and kind == "native":
-        from devtools.jars import s3a_conf
-        for key, value in s3a_conf(endpoint).items():
-            builder = builder.config(key, value)
+        builder = benchkit.with_s3a(builder, endpoint)
     schema = SCHEMAS.get(fmt, SCHEMA)
     fmt, options = READ_AS.get(fmt, (fmt, {}))
     if kind == "native" and fmt == "avro":
@@ -145,10 +139,7 @@ def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: s
             reader = reader.option("rowTag", "row")
         df = reader.load(location.replace("s3://", "s3a://", 1) if on_s3 else location)
     else:
-        sys.path.insert(0, str(ROOT / "app"))
-        from s3sqs.job.main import warm_python_workers
-        from s3sqs.planning.source import register
-        register(spark)
+        benchkit.register_source(spark)
         opts = {"fileFormat": fmt, "queueUrl": queue_url, "endpointUrl": endpoint, "queueRegion": "us-east-1",
                 "stateLocation": str(out / "state"), "basePath": f"{location}/" if on_s3 else f"file://{location}/",
                 "includeExistingFiles": "true", "maxFilesPerTrigger": "-1",
@@ -159,7 +150,7 @@ def worker(kind: str, fmt: str, data: str, out: Path, expected: int, endpoint: s
             opts["rowTag"] = "row"
         df = spark.readStream.format("s3-sqs").schema(schema).options(**opts).load()
         if not os.environ.get("BENCH_NO_WARMUP"):
-            warm_python_workers(spark, fmt)  # as the job does, before the query starts
+            benchkit.warm_python_workers(spark, fmt)
     t0 = time.perf_counter()
     if os.environ.get("BENCH_DETAIL"):
         print(f"query start at {time.strftime('%H:%M:%S')}", file=sys.stderr, flush=True)
@@ -187,16 +178,15 @@ def job_writer(spark, df, options: dict, out: Path, sink: str):
     parquet-spark through Spark's file sink, delta-rebalanced after a shuffle; and the rows of each batch."""
     from types import SimpleNamespace
 
-    from s3sqs import sinks
-    from s3sqs.core.endpoint import Endpoint
     from s3sqs.job import direct_write
+    from s3sqs.sinks import kinds
     delta = sink.startswith("delta")
     flags = dict(sink="delta" if delta else "parquet", table=str(out / "delta") if delta else None,
                  output=None if delta else str(out / "table"), rebalance_writes=sink == "delta-rebalanced",
                  table_writer="spark" if sink == "parquet-spark" else None, partition_by=(),
                  target_file_size=None, transform=None, catalog=None, catalog_uri=None, warehouse=None)
-    writer, rows_of, refusal = direct_write.query_writer(spark, options, df, sinks.check(SimpleNamespace(**flags)),
-                                                         Endpoint())
+    writer, rows_of, refusal = direct_write.query_writer(spark, options, df,
+                                                         kinds.from_flags(SimpleNamespace(**flags)))
     if refusal:  # the benchmark's columns are always the read tasks' to write
         raise SystemExit(f"bench_read: the read tasks cannot write {sink}: {refusal}")
     return writer, rows_of
@@ -216,26 +206,18 @@ def upload(s3, folder: Path, fmt: str) -> None:
 
 def run_one(python: Path, kind: str, fmt: str, data: str, expected: int, endpoint: str, queue: str,
             sink: str) -> dict:
-    out = Path(tempfile.mkdtemp(prefix=f"bench-{kind}-"))
-    try:
-        env = {**os.environ, "PYSPARK_PYTHON": str(python), "PYSPARK_DRIVER_PYTHON": str(python),
-               "SPARK_LOCAL_IP": "127.0.0.1"}
-        r = subprocess.run([str(python), __file__, "--worker", kind, "--format", fmt, "--data", data,
-                            "--out", str(out), "--expected", str(expected), "--endpoint", endpoint, "--queue", queue,
-                            "--sink", sink],
-                           env=env, capture_output=True, text=True, timeout=1800)
-        if r.returncode != 0:
-            raise SystemExit(f"{kind} {fmt} failed:\n{r.stderr[-3000:]}")
-        return json.loads(r.stdout.strip().splitlines()[-1])
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
+    with benchkit.scratch(f"bench-{kind}-") as out:
+        return benchkit.run_worker(python, __file__, [kind, "--format", fmt, "--data", data, "--out", str(out),
+                                                      "--expected", str(expected), "--endpoint", endpoint,
+                                                      "--queue", queue, "--sink", sink],
+                                   f"{kind} {fmt}", timeout=1800)[0]
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = benchkit.parser(__doc__)
     p.add_argument("--formats", default="json,csv,parquet")
     p.add_argument("--spark", help="which PySparks, in order (default 4.0.2,4.3; with --s3, 4.0.2)")
-    p.add_argument("--reps", type=int, default=3)
+    benchkit.add_reps(p, 3)
     p.add_argument("--scale", type=float, default=1.0, help="multiply the number of files (default 1)")
     p.add_argument("--files", type=int, help="files per format instead of its default (then --scale is not used)")
     p.add_argument("--rows", type=int, help="rows per file instead of the format's default (e.g. --formats xml "
@@ -247,9 +229,8 @@ def main(argv=None) -> int:
                    help="this source's sink: parquet (default) and delta as the job writes them without a "
                         "transform, parquet-spark and delta-rebalanced as with one; noop: read every row and "
                         "write nothing (Spark's file source: Spark's Parquet file sink, or noop)")
-    p.add_argument("--worker", choices=["native", "s3sqs"], help=argparse.SUPPRESS)
-    for name in ("--format", "--data", "--out", "--expected", "--endpoint", "--queue"):
-        p.add_argument(name, help=argparse.SUPPRESS)
+    benchkit.add_worker_flags(p, ["native", "s3sqs"], "--format", "--data", "--out", "--expected", "--endpoint",
+                              "--queue")
     args = p.parse_args(argv)
     if args.worker:
         print(json.dumps(worker(args.worker, args.format, args.data, Path(args.out), int(args.expected),
@@ -257,7 +238,7 @@ def main(argv=None) -> int:
         return 0
 
     formats = [f for f in args.formats.split(",") if f]
-    sparks = sparks_of(p, args.spark or ("4.0.2" if args.s3 else "4.0.2,4.3"))
+    sparks = benchkit.sparks_or_s3(p, args)
     for f in formats:
         if f not in FORMATS:
             p.error(f"--formats: unknown format {f!r}; choose from {', '.join(FORMATS)}")
@@ -266,72 +247,69 @@ def main(argv=None) -> int:
     for flag, value in (("--files", args.files), ("--rows", args.rows)):
         if value is not None and value < 1:
             p.error(f"{flag} must be at least 1, not {value}")
+    benchkit.check_s3(p, args, sparks)
+    with local_aws() as server, benchkit.scratch("bench-read-data-") as data:
+        return compare(args, formats, sparks, server.endpoint_url, data)
+
+
+def compare(args, formats: list[str], sparks: list[str], endpoint: str, data: Path) -> int:
+    """Both readers on each format and Spark, --reps times in alternating order: each run's line, then the table."""
+    queue = benchkit.aws_client("sqs", endpoint).create_queue(QueueName="bench-read")["QueueUrl"]
+    s3 = benchkit.aws_client("s3", endpoint)
     if args.s3:
-        from devtools import jars
-        problem = jars.s3a_problem(sparks)
-        if problem:
-            p.error(problem)
-
-    import boto3
-
-    from devtools.local_aws import FAKE_ENV, start_moto_server
-    os.environ.update(FAKE_ENV)
-    server = start_moto_server()
-    data = Path(tempfile.mkdtemp(prefix="bench-read-data-"))
-    try:
-        queue = boto3.client("sqs", endpoint_url=server.endpoint_url, region_name="us-east-1").create_queue(
-            QueueName="bench-read")["QueueUrl"]
-        s3 = boto3.client("s3", endpoint_url=server.endpoint_url, region_name="us-east-1")
+        s3.create_bucket(Bucket=S3_BUCKET)
+    print(f"{benchkit.header()}; {args.reps} runs each, "
+          f"alternating; times from query start to the last row committed, into a {args.sink} sink; files "
+          f"{'in s3://' + S3_BUCKET + ' on the moto server' if args.s3 else 'on local disk'}", flush=True)
+    results = []
+    for fmt in formats:
+        files, rows = FORMATS[fmt]
+        files = args.files or max(1, int(files * args.scale))
+        rows = args.rows or rows
+        expected = make_data(data, fmt, files, rows)
+        size = sum(p.stat().st_size for p in (data / fmt).iterdir())
+        source = str(data)
         if args.s3:
-            s3.create_bucket(Bucket=S3_BUCKET)
-        load = os.getloadavg()[0]
-        print(f"{time.strftime('%Y-%m-%d %H:%M')}, {os.cpu_count()} cores, load {load:.1f}; {args.reps} runs each, "
-              f"alternating; times from query start to the last row committed, into a {args.sink} sink; files "
-              f"{'in s3://' + S3_BUCKET + ' on the moto server' if args.s3 else 'on local disk'}", flush=True)
-        results = []
-        for fmt in formats:
-            files, rows = FORMATS[fmt]
-            files = args.files or max(1, int(files * args.scale))
-            rows = args.rows or rows
-            expected = make_data(data, fmt, files, rows)
-            size = sum(p.stat().st_size for p in (data / fmt).iterdir())
-            source = str(data)
-            if args.s3:
-                upload(s3, data / fmt, fmt)
-                source = f"s3://{S3_BUCKET}"
-            for spark in sparks:
-                times = {"native": [], "s3sqs": []}
-                kinds = ["native", "s3sqs"]
-                for rep in range(args.reps):
-                    order = kinds if rep % 2 == 0 else kinds[::-1]
-                    for kind in order:
-                        r = run_one(SPARKS[spark], kind, fmt, source, expected, server.endpoint_url, queue, args.sink)
-                        if "unavailable" in r:  # Spark's reader cannot be loaded here: only this source's figure
-                            print(f"  {fmt:8s} Spark {spark:6s} native  {r['unavailable']}", flush=True)
-                            kinds = ["s3sqs"]
-                            continue
-                        times[kind].append(r["seconds"])
-                        print(f"  {fmt:8s} Spark {spark:6s} {kind:7s} {r['seconds']:6.1f} s  ({r['batches']} batches)",
-                              flush=True)
-                n = statistics.median(times["native"]) if times["native"] else None
-                s = statistics.median(times["s3sqs"])
-                ratios = sorted(a / b for a, b in zip(times["native"], times["s3sqs"]))
-                results.append((fmt, spark, files, size, expected, n, s, ratios))
-            shutil.rmtree(data / fmt)
-        print(f"\n{'format':8s} {'Spark':6s} {'files':>6s} {'MB':>6s} {'rows':>9s} {'native rows/s':>14s} "
-              f"{'s3-sqs rows/s':>14s} {'ratio':>6s}  (median; ratios of the paired runs)")
-        for fmt, spark, files, size, expected, n, s, ratios in results:
-            if n is None:
-                print(f"{fmt:8s} {spark:6s} {files:6d} {size / 1e6:6.0f} {expected:9d} {'no Spark reader':>14s} "
-                      f"{expected / s:14,.0f} {'-':>6s}")
-                continue
-            print(f"{fmt:8s} {spark:6s} {files:6d} {size / 1e6:6.0f} {expected:9d} {expected / n:14,.0f} "
-                  f"{expected / s:14,.0f} {n / s:6.2f}  ({', '.join(f'{r:.2f}' for r in ratios)})")
-        print(f"load average at the end: {os.getloadavg()[0]:.1f}")
-    finally:
-        server.stop()
-        shutil.rmtree(data, ignore_errors=True)
+            upload(s3, data / fmt, fmt)
+            source = f"s3://{S3_BUCKET}"
+        for spark in sparks:
+            n, s, ratios = paired_runs(args, spark, fmt, source, expected, endpoint, queue)
+            results.append((fmt, spark, files, size, expected, n, s, ratios))
+        shutil.rmtree(data / fmt)
+    print_table(results)
+    benchkit.print_end_load()
     return 0
+
+
+def paired_runs(args, spark: str, fmt: str, source: str, expected: int, endpoint: str, queue: str):
+    """(native median seconds or None, this source's median seconds, sorted ratios of the paired runs)."""
+    times = {"native": [], "s3sqs": []}
+    kinds = ["native", "s3sqs"]
+    for rep in range(args.reps):
+        for kind in benchkit.in_turn(rep, kinds):
+            r = run_one(SPARKS[spark], kind, fmt, source, expected, endpoint, queue, args.sink)
+            if "unavailable" in r:  # Spark's reader cannot be loaded here: only this source's figure
+                print(f"  {fmt:8s} Spark {spark:6s} native  {r['unavailable']}", flush=True)
+                kinds = ["s3sqs"]
+                continue
+            times[kind].append(r["seconds"])
+            print(f"  {fmt:8s} Spark {spark:6s} {kind:7s} {r['seconds']:6.1f} s  ({r['batches']} batches)",
+                  flush=True)
+    n = statistics.median(times["native"]) if times["native"] else None
+    s = statistics.median(times["s3sqs"])
+    return n, s, sorted(a / b for a, b in zip(times["native"], times["s3sqs"]))
+
+
+def print_table(results: list[tuple]) -> None:
+    print(f"\n{'format':8s} {'Spark':6s} {'files':>6s} {'MB':>6s} {'rows':>9s} {'native rows/s':>14s} "
+          f"{'s3-sqs rows/s':>14s} {'ratio':>6s}  (median; ratios of the paired runs)")
+    for fmt, spark, files, size, expected, n, s, ratios in results:
+        if n is None:
+            print(f"{fmt:8s} {spark:6s} {files:6d} {size / 1e6:6.0f} {expected:9d} {'no Spark reader':>14s} "
+                  f"{expected / s:14,.0f} {'-':>6s}")
+            continue
+        print(f"{fmt:8s} {spark:6s} {files:6d} {size / 1e6:6.0f} {expected:9d} {expected / n:14,.0f} "
+              f"{expected / s:14,.0f} {n / s:6.2f}  ({benchkit.ratios_text(ratios)})")
 
 
 if __name__ == "__main__":

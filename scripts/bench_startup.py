@@ -12,9 +12,7 @@ sink is checked to hold the file's rows exactly once.
 """
 from __future__ import annotations
 
-import argparse
 import json
-import os
 import shutil
 import statistics
 import subprocess
@@ -24,13 +22,13 @@ import textwrap
 import time
 from pathlib import Path
 
-import boto3
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchkit, also when a test loads this file by path
+import benchkit  # noqa: E402
+from devtools.committed import committed_rows  # noqa: E402
+from devtools.local_aws import local_aws  # noqa: E402
+from devtools.local_spark import LOCAL_MASTER, job_command, job_env, log_tail, wait_for  # noqa: E402
 
-from devtools.committed import committed_rows
-from devtools.local_aws import local_aws, wire_consumer
-from devtools.local_spark import LOCAL_MASTER, job_command, job_env, log_tail, wait_for
-
-REGION = "us-east-1"
+REGION = benchkit.REGION
 ROWS = 100
 SCHEMA = "id LONG, v STRING"
 PEER = textwrap.dedent("""
@@ -65,9 +63,7 @@ def timed(cmd: list[str], env: dict, log: Path) -> tuple[float, int, list[tuple[
 
 
 def run_job(endpoint: str, work: Path, n: int, extra: list[str]) -> tuple[float, list]:
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=REGION)
-    sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=REGION)
-    path = wire_consumer(endpoint, f"startup-{n}", region=REGION)
+    s3, sqs, path = benchkit.wired(endpoint, f"startup-{n}")
     sqs.purge_queue(QueueUrl=path.queue_url)  # the bucket's test event: the run should find one file
     s3.put_object(Bucket=path.bucket, Key="in/one.json", Body=file_body())
     _wait_queued(sqs, path.queue_url)
@@ -111,8 +107,8 @@ def _check(rc: int, out: Path, what: str, log: Path) -> None:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    p.add_argument("--reps", type=int, default=3, help="runs of each, alternating (default 3)")
+    p = benchkit.parser(__doc__)
+    benchkit.add_reps(p, 3, "runs of each, alternating (default 3)")
     p.add_argument("--job-arg", action="append", default=[], metavar="ARG",
                    help="one more argument for the job (repeatable), e.g. --job-arg=--idle-checks --job-arg=1")
     p.add_argument("--keep", help="keep every run's folders and logs here")
@@ -121,26 +117,25 @@ def main(argv=None) -> int:
         p.error("--reps must be at least 1")
     work = Path(args.keep or tempfile.mkdtemp(prefix="bench-startup-"))
     work.mkdir(parents=True, exist_ok=True)
-    print(f"load average at the start: {os.getloadavg()[0]:.1f}", flush=True)
+    print(f"load average at the start: {benchkit.load():.1f}", flush=True)
     job_s, peer_s = [], []
     with local_aws() as server:
         for n in range(args.reps):
-            order = ("job", "peer") if n % 2 == 0 else ("peer", "job")
-            for side in order:
+            for side in benchkit.in_turn(n, ["job", "peer"]):
                 if side == "job":
                     s, lines = run_job(server.endpoint_url, work, n, args.job_arg)
                     job_s.append(s)
-                    print(f"run {n + 1} job: {s:.1f} s  (load {os.getloadavg()[0]:.1f})", flush=True)
+                    print(f"run {n + 1} job: {s:.1f} s  (load {benchkit.load():.1f})", flush=True)
                 else:
                     s, lines = run_peer(work, n)
                     peer_s.append(s)
-                    print(f"run {n + 1} file source: {s:.1f} s  (load {os.getloadavg()[0]:.1f})", flush=True)
+                    print(f"run {n + 1} file source: {s:.1f} s  (load {benchkit.load():.1f})", flush=True)
                 for at, line in lines:
                     print(f"    {at:6.1f} s  {line}")
     ratios = [j / f for j, f in zip(job_s, peer_s)]
     print(f"job {statistics.median(job_s):.1f} s, file source {statistics.median(peer_s):.1f} s (medians); "
-          f"job / file source per run: {', '.join(f'{r:.2f}' for r in ratios)}; median "
-          f"{statistics.median(ratios):.2f}x; load average at the end {os.getloadavg()[0]:.1f}")
+          f"job / file source per run: {benchkit.ratios_text(ratios)}; median "
+          f"{statistics.median(ratios):.2f}x; load average at the end {benchkit.load():.1f}")
     if not args.keep:
         shutil.rmtree(work, ignore_errors=True)
     return 0

@@ -20,7 +20,6 @@ Exit status 0 when nothing was lost, duplicated or vanished and the queue and DL
 """
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
@@ -34,25 +33,24 @@ import time
 from collections import Counter, defaultdict
 from pathlib import Path
 
-import boto3
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from devtools import processes
-from devtools.local_aws import local_aws, wire_consumer, work_dir
-from devtools.local_spark import (CLUSTER_MASTER, LOCAL_MASTER, ROOT, job_command, job_env, private_spark_home,
-                                  wait_for)
-from devtools.committed import committed_rows
+sys.path.insert(0, str(Path(__file__).resolve().parent))  # benchkit, also when a test loads this file by path
+import benchkit  # noqa: E402
+from devtools import processes  # noqa: E402
+from devtools.local_aws import local_aws, work_dir  # noqa: E402
+from devtools.local_spark import (CLUSTER_MASTER, LOCAL_MASTER, ROOT, job_command, job_env,  # noqa: E402
+                                  private_spark_home, wait_for)
+from devtools.committed import committed_rows  # noqa: E402
 
-REGION = "us-east-1"
+REGION = benchkit.REGION
 ROWS = 20
 
 
 def wire(endpoint: str, name: str, max_receive_count: int):
     """The stack's own wiring (bucket -> SNS -> queue and DLQ), named after `name`."""
-    s3 = boto3.client("s3", endpoint_url=endpoint, region_name=REGION)
-    sqs = boto3.client("sqs", endpoint_url=endpoint, region_name=REGION)
-    path = wire_consumer(endpoint, name, max_receive_count, region=REGION)
+    s3, sqs, path = benchkit.wired(endpoint, name, max_receive_count)
     return s3, sqs, path.queue_url, path.dlq_url, path.bucket
 
 
@@ -169,18 +167,13 @@ def run_kills(endpoint: str, work: Path, kills: int, waves: int, files: int, see
 def strike(job: Job, target: str, rng: random.Random) -> str:
     """SIGKILL `target` of the running job; what was killed (a missing worker or executor: the next
     thing up). A dead driver takes the rest of the job's process group along, as its executors would."""
-    if target == "worker":
-        workers = processes.python_workers(job.proc.pid)
-        if workers:
-            _kill(rng.choice(workers))
+    found = {"worker": processes.python_workers, "executor": processes.executor_jvms}
+    while target in found:
+        pids = found[target](job.proc.pid)
+        if pids:
+            _kill(rng.choice(pids))
             return target
-        target = "executor"
-    if target == "executor":
-        jvms = processes.executor_jvms(job.proc.pid)
-        if jvms:
-            _kill(rng.choice(jvms))
-            return target
-        target = "driver"
+        target = "executor" if target == "worker" else "driver"
     if target == "driver":
         _kill(job.proc.pid)
         deadline = time.monotonic() + 10
@@ -253,9 +246,14 @@ def run_outage(server, work: Path, seconds: float, waves: int, files: int, maste
             **account(work, sqs, q, dlq, uploaded, rc)}
 
 
+def _batch_ids(ck: Path, log: str) -> set[int]:
+    """The batch ids in one of Spark's checkpoint logs (offsets: planned, commits: committed)."""
+    folder = ck / log
+    return {int(p.name) for p in folder.iterdir() if p.name.isdigit()} if folder.is_dir() else set()
+
+
 def _committed(ck: Path) -> set[int]:
-    return {int(p.name) for p in (ck / "commits").iterdir() if p.name.isdigit()} if (ck / "commits").is_dir() \
-        else set()
+    return _batch_ids(ck, "commits")
 
 
 def _query_started(log: Path) -> bool:
@@ -263,15 +261,11 @@ def _query_started(log: Path) -> bool:
 
 
 def _logged(ck: Path) -> set[int]:
-    return {int(p.name) for p in (ck / "offsets").iterdir() if p.name.isdigit()} if (ck / "offsets").is_dir() \
-        else set()
+    return _batch_ids(ck, "offsets")
 
 
 def _phase(ck: Path) -> str:
-    offsets = {int(p.name) for p in (ck / "offsets").iterdir() if p.name.isdigit()} if (ck / "offsets").is_dir() \
-        else set()
-    commits = {int(p.name) for p in (ck / "commits").iterdir() if p.name.isdigit()} if (ck / "commits").is_dir() \
-        else set()
+    offsets, commits = _logged(ck), _committed(ck)
     if not offsets:
         return "before the first batch"
     return "batch logged, not committed" if max(offsets) not in commits else "between batches"
@@ -369,7 +363,7 @@ def run_fuzz(endpoint: str, work: Path) -> dict:
 
 
 def main(argv=None) -> int:
-    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p = benchkit.parser(__doc__)
     sub = p.add_subparsers(dest="command", required=True)
     k = sub.add_parser("kills", help="SIGKILL the job at random moments, then account for every row")
     k.add_argument("--kills", type=int, default=5)

@@ -210,7 +210,7 @@ def summarise(fmt: str, up: Upload, work: Path, wall: float) -> bool:
 
 def table_target(fmt: str, work: Path):
     """The demo's Delta table (a folder) or Iceberg table (in a SQLite catalog)."""
-    from s3sqs.sinks.config import CatalogConfig
+    from s3sqs.sinks.kinds.iceberg import CatalogConfig
     from s3sqs.sinks.delta import DeltaTarget
     from s3sqs.sinks.iceberg import IcebergTarget, open_catalog
     from s3sqs.sinks.location import Location

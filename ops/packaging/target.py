@@ -54,31 +54,19 @@ class Target:
         if not self.python_home.startswith("/"):
             raise PackagingError(f"--python-home must be an absolute directory, got {self.python_home!r}")
 
+    # What pip is asked for: wheels of the target's interpreter, ABIs, platforms and markers.
     @property
     def cp(self) -> str:
         return "cp" + self.python.replace(".", "")
 
-    @property
-    def tag(self) -> str:
-        return f"{self.cp}-{self.arch}"
-
-    @property
-    def env_archive_name(self) -> str:
-        return f"s3sqs-env-{self.tag}.tar.gz"
-
-    @property
-    def emr_architecture(self) -> str:
-        """The EMR Serverless application's `architecture` value that can run this archive."""
-        return {"x86_64": "X86_64", "aarch64": "ARM64"}[self.arch]
+    def abis(self) -> list[str]:
+        return [self.cp, "abi3", "none"]
 
     def platforms(self) -> list[str]:
         """Every manylinux tag the target's glibc can load, newest first (pip does not expand them)."""
         minor = int(self.glibc.split(".")[1])
         tags = [f"manylinux_2_{m}_{self.arch}" for m in range(minor, 16, -1)]
         return tags + [f"manylinux2014_{self.arch}"]
-
-    def abis(self) -> list[str]:
-        return [self.cp, "abi3", "none"]
 
     def marker_environment(self) -> dict[str, str]:
         """The values a requirement's environment marker is evaluated against on the target."""
@@ -88,6 +76,21 @@ class Target:
             "sys_platform": "linux", "platform_system": "Linux", "os_name": "posix",
             "platform_machine": self.arch, "extra": "",
         }
+
+    # What the built archive is called, and what runs it.
+    @property
+    def tag(self) -> str:
+        """The target in messages and file names: cp311-x86_64."""
+        return f"{self.cp}-{self.arch}"
+
+    @property
+    def emr_architecture(self) -> str:
+        """The EMR Serverless application's `architecture` value that can run this archive."""
+        return {"x86_64": "X86_64", "aarch64": "ARM64"}[self.arch]
+
+    @property
+    def env_archive_name(self) -> str:
+        return f"s3sqs-env-{self.tag}.tar.gz"
 
 
 def packaging_library():

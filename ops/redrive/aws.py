@@ -291,16 +291,8 @@ def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_
     unfiltered = key_glob is None and max_messages is None
 
     if dry_run:
-        decoded, _ = peek(sqs, dlq_url, max_messages if key_glob is None else None, visibility, wait_seconds, log=log)
-        result = dlq.RedriveResult("dry run", target)
-        for d in decoded:
-            if dlq.wanted(d, key_glob, max_messages, result.matched):
-                result.matched += 1
-            else:
-                result.skipped += 1
-        how = "StartMessageMoveTask (if available), else send-then-delete" if unfiltered and use_move_task else "send-then-delete"
-        result.notes.append(f"would move {result.matched} messages to {target} with {how}; nothing was changed")
-        return result
+        return _dry_run(sqs, dlq_url, target, key_glob, max_messages, visibility, wait_seconds,
+                        unfiltered and use_move_task, log)
 
     log(f"DLQ holds ~{int(dlq_attrs.get('ApproximateNumberOfMessages', 0))} visible messages; target {target}")
     # The move task takes whole messages per second; below 1/s only send-then-delete can keep the rate.
@@ -308,85 +300,139 @@ def redrive(sqs, dlq_url: str, target: str, *, key_glob: str | None = None, max_
         moved = _move_task(sqs, dlq_attrs["QueueArn"], target_attrs["QueueArn"], rate, log)
         if moved is not None:
             return moved
+    mover = _SendThenDelete(sqs, dlq_url, target, fifo, Holder(sqs, dlq_url, visibility, wait_seconds, log), log)
+    return mover.run(key_glob, max_messages, rate, progress_every)
 
-    result = dlq.RedriveResult("send-then-delete", target)
-    holder = Holder(sqs, dlq_url, visibility, wait_seconds, log)
-    pacer = dlq.Pacer(rate, sleep=_sleep)
-    progress = dlq.Progress(log, progress_every)
-    sent_undeleted: dict[str, str] = {}  # message id -> receipt handle, confirmed in the target
-    batch = dlq.batch_size_for(rate)
-    wait_until = None
-    try:
-        while True:
-            for msgs in scan(holder, None, batch):
-                todo = []
-                for m in msgs:
-                    d = dlq.decode_message(m)
-                    if dlq.wanted(d, key_glob, max_messages, result.matched):
-                        result.matched += 1
-                        todo.append(m)
-                    else:
-                        result.skipped += 1  # stays held until the pass ends, then made visible again
-                if todo:
-                    _send_then_delete(sqs, dlq_url, target, todo, fifo, holder, pacer, result, sent_undeleted, log)
-                progress(result)
-                if max_messages is not None and result.matched >= max_messages:
-                    break
-                _check_stop()
-            if max_messages is not None and result.matched >= max_messages:
-                break
-            # Messages hidden by someone else, typically a run that was killed: they come back when their
-            # visibility timeout ends, so wait about one timeout for them rather than leave them behind.
-            # Also look again if some turned visible just as the pass ended.
-            visible, hidden = _depth(sqs, dlq_url)
-            others = hidden - len(holder.handles)
-            if others <= 0 and visible <= 0:
-                break
-            now = time.monotonic()
-            if wait_until is None:
-                wait_until = now + visibility + 5
-                if others > 0:
-                    log(f"{others} messages in the DLQ are hidden by another reader (a killed earlier run?); "
-                        f"waiting up to {visibility + 5}s for them to reappear")
-            if now >= wait_until:
-                if others > 0:
-                    # SQS's counts are approximate and lag, so this is a warning, not a failure.
-                    result.notes.append(
-                        f"warning: SQS still counts ~{others} hidden messages in the DLQ, which this run could not "
-                        "look at; if they are real, run again once they are visible"
-                    )
-                    result.in_flight_left = others
-                break
-            if visible <= 0:
-                _sleep(2)
-            _check_stop()
-    finally:
-        # Interrupted or done: drop what is already in the target, give everything else back.
-        try:
-            if sent_undeleted:
-                _delete(sqs, dlq_url, sent_undeleted, holder, result, log)
-        except Exception as e:
-            log(f"could not delete {len(sent_undeleted)} already-sent messages ({e}); the next run re-sends them")
-        finally:
-            holder.release()
-            progress(result, force=True)
+
+def _dry_run(sqs, dlq_url: str, target: str, key_glob: str | None, max_messages: int | None, visibility: int,
+             wait_seconds: int, may_use_move_task: bool, log) -> dlq.RedriveResult:
+    """What a redrive would move, counted on a peek that changes nothing."""
+    decoded, _ = peek(sqs, dlq_url, max_messages if key_glob is None else None, visibility, wait_seconds, log=log)
+    result = dlq.RedriveResult("dry run", target)
+    for d in decoded:
+        if dlq.wanted(d, key_glob, max_messages, result.matched):
+            result.matched += 1
+        else:
+            result.skipped += 1
+    how = "StartMessageMoveTask (if available), else send-then-delete" if may_use_move_task else "send-then-delete"
+    result.notes.append(f"would move {result.matched} messages to {target} with {how}; nothing was changed")
     return result
 
 
-def _send_then_delete(sqs, dlq_url, target, msgs, fifo, holder, pacer, result, sent_undeleted, log) -> None:
-    by_entry = {str(i): m for i, m in enumerate(msgs)}
-    pacer.before_send(len(msgs))
-    _check_stop()  # asked to stop while pacing: these are not sent, and go back to the DLQ's view
-    resp = _send_batch(sqs, target, [dlq.send_entry(m, i, fifo) for i, m in by_entry.items()])
-    for f in resp.get("Failed", []):
-        m = by_entry[f["Id"]]
-        result.send_failed += 1
-        log(f"target refused message {m['MessageId']}: {f.get('Code')}: {f.get('Message')}; it stays in the DLQ")
-        holder.release([m["MessageId"]])
-    for s in resp.get("Successful", []):
-        m = by_entry[s["Id"]]
-        sent_undeleted[m["MessageId"]] = holder.handles.get(m["MessageId"], m["ReceiptHandle"])
-    _delete(sqs, dlq_url, sent_undeleted, holder, result, log)
+class _SendThenDelete:
+    """A redrive batch by batch: send to the target, then delete from the DLQ only what the target confirmed."""
+
+    def __init__(self, sqs, dlq_url: str, target: str, fifo: bool, holder: Holder, log: Callable[[str], None]):
+        self.sqs, self.dlq_url, self.target, self.fifo, self.holder, self.log = sqs, dlq_url, target, fifo, holder, log
+        self.result = dlq.RedriveResult("send-then-delete", target)
+        self.sent_undeleted: dict[str, str] = {}  # message id -> receipt handle, confirmed in the target
+        self.wait_until: float | None = None
+
+    def run(self, key_glob: str | None, max_messages: int | None, rate: float | None,
+            progress_every: float) -> dlq.RedriveResult:
+        pacer = dlq.Pacer(rate, sleep=_sleep)
+        progress = dlq.Progress(self.log, progress_every)
+        batch = dlq.batch_size_for(rate)
+        try:
+            while True:
+                self._pass(key_glob, max_messages, batch, pacer, progress)
+                if self._enough(max_messages) or not self._look_again():
+                    break
+                _check_stop()
+        finally:
+            # Interrupted or done: drop what is already in the target, give everything else back.
+            try:
+                if self.sent_undeleted:
+                    self._delete()
+            except Exception as e:
+                self.log(f"could not delete {len(self.sent_undeleted)} already-sent messages ({e}); the next run "
+                         "re-sends them")
+            finally:
+                self.holder.release()
+                progress(self.result, force=True)
+        return self.result
+
+    def _enough(self, max_messages: int | None) -> bool:
+        return max_messages is not None and self.result.matched >= max_messages
+
+    def _pass(self, key_glob: str | None, max_messages: int | None, batch: int, pacer, progress) -> None:
+        """One look through the DLQ: every message not seen before, sent when wanted, else held until the end."""
+        for msgs in scan(self.holder, None, batch):
+            todo = []
+            for m in msgs:
+                d = dlq.decode_message(m)
+                if dlq.wanted(d, key_glob, max_messages, self.result.matched):
+                    self.result.matched += 1
+                    todo.append(m)
+                else:
+                    self.result.skipped += 1  # stays held until the pass ends, then made visible again
+            if todo:
+                self._send(todo, pacer)
+            progress(self.result)
+            if self._enough(max_messages):
+                return
+            _check_stop()
+
+    def _look_again(self) -> bool:
+        """Whether another pass is due. Messages hidden by someone else, typically a run that was killed, come
+        back when their visibility timeout ends, so wait about one timeout for them rather than leave them
+        behind; also look again if some turned visible just as the pass ended."""
+        visible, hidden = _depth(self.sqs, self.dlq_url)
+        others = hidden - len(self.holder.handles)
+        if others <= 0 and visible <= 0:
+            return False
+        now = time.monotonic()
+        if self.wait_until is None:
+            self.wait_until = now + self.holder.visibility + 5
+            if others > 0:
+                self.log(f"{others} messages in the DLQ are hidden by another reader (a killed earlier run?); "
+                         f"waiting up to {self.holder.visibility + 5}s for them to reappear")
+        if now >= self.wait_until:
+            if others > 0:
+                # SQS's counts are approximate and lag, so this is a warning, not a failure.
+                self.result.notes.append(
+                    f"warning: SQS still counts ~{others} hidden messages in the DLQ, which this run could not "
+                    "look at; if they are real, run again once they are visible"
+                )
+                self.result.in_flight_left = others
+            return False
+        if visible <= 0:
+            _sleep(2)
+        return True
+
+    def _send(self, msgs: list[dict], pacer) -> None:
+        by_entry = {str(i): m for i, m in enumerate(msgs)}
+        pacer.before_send(len(msgs))
+        _check_stop()  # asked to stop while pacing: these are not sent, and go back to the DLQ's view
+        resp = _send_batch(self.sqs, self.target, [dlq.send_entry(m, i, self.fifo) for i, m in by_entry.items()])
+        for f in resp.get("Failed", []):
+            m = by_entry[f["Id"]]
+            self.result.send_failed += 1
+            self.log(f"target refused message {m['MessageId']}: {f.get('Code')}: {f.get('Message')}; it stays in "
+                     "the DLQ")
+            self.holder.release([m["MessageId"]])
+        for ok in resp.get("Successful", []):
+            m = by_entry[ok["Id"]]
+            self.sent_undeleted[m["MessageId"]] = self.holder.handles.get(m["MessageId"], m["ReceiptHandle"])
+        self._delete()
+
+    def _delete(self) -> None:
+        ids = list(self.sent_undeleted)
+        for start in range(0, len(ids), dlq.SQS_BATCH):
+            chunk = ids[start:start + dlq.SQS_BATCH]
+            entries = [{"Id": str(n), "ReceiptHandle": self.sent_undeleted[i]} for n, i in enumerate(chunk)]
+            resp = self.sqs.delete_message_batch(QueueUrl=self.dlq_url, Entries=entries)
+            failed = {chunk[int(f["Id"])] for f in resp.get("Failed", [])}
+            for i in chunk:
+                self.sent_undeleted.pop(i, None)
+                self.holder.forget([i])
+                if i in failed:
+                    self.result.delete_failed += 1
+                else:
+                    self.result.moved += 1
+            if failed:
+                self.log(f"{len(failed)} messages reached the target but could not be deleted from the DLQ; "
+                         "a later run sends them again (a harmless duplicate)")
 
 
 def _send_batch(sqs, target: str, entries: list[dict]) -> dict:
@@ -399,24 +445,3 @@ def _send_batch(sqs, target: str, entries: list[dict]) -> dict:
     half = len(entries) // 2
     first, second = _send_batch(sqs, target, entries[:half]), _send_batch(sqs, target, entries[half:])
     return {k: first.get(k, []) + second.get(k, []) for k in ("Successful", "Failed")}
-
-
-def _delete(sqs, dlq_url, sent_undeleted: dict, holder: Holder, result: dlq.RedriveResult, log) -> None:
-    ids = list(sent_undeleted)
-    for start in range(0, len(ids), dlq.SQS_BATCH):
-        chunk = ids[start:start + dlq.SQS_BATCH]
-        entries = [{"Id": str(n), "ReceiptHandle": sent_undeleted[i]} for n, i in enumerate(chunk)]
-        resp = sqs.delete_message_batch(QueueUrl=dlq_url, Entries=entries)
-        failed = {chunk[int(f["Id"])] for f in resp.get("Failed", [])}
-        for i in chunk:
-            sent_undeleted.pop(i, None)
-            holder.forget([i])
-            if i in failed:
-                result.delete_failed += 1
-            else:
-                result.moved += 1
-        if failed:
-            log(f"{len(failed)} messages reached the target but could not be deleted from the DLQ; "
-                "a later run sends them again (a harmless duplicate)")
-
-

@@ -343,7 +343,8 @@ def test_a_kill_between_the_copy_and_the_delete_loses_nothing_and_a_rerun_finish
     assert code == 0 and "due" in text and "would archive to" in text and place.keys(place.arch) == []
 
     # Every DELETE waits (minutes) at the proxy, so the run is killed after its copy, before its delete.
-    with FaultProxy(place.endpoint, Faults(delay=1.0, max_delay=600.0), applies=lambda m, p: m == "DELETE") as proxy, \
+    with FaultProxy(place.endpoint, Faults(delay=1.0, max_delay=600.0),
+                    applies=lambda m, p: m == "DELETE") as proxy, \
             applying_in_background(outputs, proxy.endpoint_url) as run_:
         wait_until(lambda: place.keys(place.arch) != [], run_)
         assert place.keys(place.arch) == ["arch/in/a.csv"], run_.stderr.read() if run_.poll() is not None else ""

@@ -6,10 +6,6 @@ nothing and cleans nothing twice."""
 from __future__ import annotations
 
 import json
-import os
-import signal
-import subprocess
-import sys
 import time
 from collections import Counter
 from urllib.parse import unquote
@@ -23,7 +19,7 @@ from s3sqs.core.units import now_ms
 from s3sqs.core.vocabulary import CleanStatus
 from s3sqs.state import markers
 from s3sqs.state.store import S3Store
-from tests.integration.test_source_cleaning import DAY, Place, outputs_file
+from tests.integration.test_source_cleaning import DAY, Place, applying_in_background, outputs_file, wait_until
 
 INGEST = [Consumer("ingest", "in/")]
 DELETE = dict(cleanSource="delete", cleanSourceRetention="1d")
@@ -145,22 +141,11 @@ def test_a_run_killed_before_it_writes_its_progress_loses_nothing_and_cleans_not
                            cleanSourceRetention="1d", sourceArchiveLocation=f"s3://{place.arch}/arch/")
     # The progress PUT waits (minutes) at the proxy: the run is killed after its journal, before its progress.
     with FaultProxy(place.endpoint, Faults(delay=1.0, max_delay=600.0),
-                    applies=lambda m, p: m == "PUT" and p.endswith(progress.NAME)) as proxy:
-        run_ = subprocess.Popen(
-            [sys.executable, "-c", "import sys; from ops.state.cli import main; sys.exit(main())", "clean", "--apply",
-             "--outputs-file", outputs, "--endpoint-url", proxy.endpoint_url],
-            stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True, env=os.environ.copy())
-        try:
-            deadline = time.monotonic() + 60
-            while not place.keys(place.ck, "source-cleaning/cleaned/") and time.monotonic() < deadline \
-                    and run_.poll() is None:
-                time.sleep(0.1)
-            time.sleep(0.3)
-            assert run_.poll() is None, run_.stderr.read()
-        finally:
-            os.killpg(run_.pid, signal.SIGKILL)
-            run_.wait(timeout=30)
-            run_.stderr.close()
+                    applies=lambda m, p: m == "PUT" and p.endswith(progress.NAME)) as proxy, \
+            applying_in_background(outputs, proxy.endpoint_url) as run_:
+        wait_until(lambda: place.keys(place.ck, "source-cleaning/cleaned/"), run_)
+        time.sleep(0.3)
+        assert run_.poll() is None, run_.stderr.read()
     assert place.keys(place.arch) == ["arch/in/a.csv", "arch/in/b.csv"] and place.keys(place.src) == ["in/c.csv"]
     assert place.keys(place.ck, "source-cleaning/progress") == []
 

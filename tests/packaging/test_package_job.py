@@ -285,14 +285,21 @@ def test_transform_modules_travel_at_the_connector_archives_root(tmp_path):
     ("missing.py", "not a .py file or a package folder"),
     ("notes.txt", "not a .py file or a package folder"),
     ("my-rules.py", "'my-rules' is not a module name"),
-    ("s3sqs/__init__.py", "a module named 's3sqs' is already in the archive"),
 ])
 def test_a_bad_transform_module_is_refused_before_building(tmp_path, name, message):
     path = tmp_path / name
     if name != "missing.py":
-        path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text("")
-    module = path.parent if name.endswith("__init__.py") else path
+    assert_refused_before_building(tmp_path, path, message)
+
+
+def test_a_transform_package_named_like_the_connector_is_refused_before_building(tmp_path):
+    (tmp_path / "s3sqs").mkdir()
+    (tmp_path / "s3sqs" / "__init__.py").write_text("")
+    assert_refused_before_building(tmp_path, tmp_path / "s3sqs", "a module named 's3sqs' is already in the archive")
+
+
+def assert_refused_before_building(tmp_path, module, message: str) -> None:
     with pytest.raises(PackagingError, match=message):
         build.build(target.Target(), dist=tmp_path / "dist", transform_modules=(module,))
     assert not (tmp_path / "dist").exists()

@@ -15,19 +15,17 @@ side by side, fed by this source's replays:
 Every row is in each table exactly once, and each batch was committed once.
 """
 import datetime
-import os
 
 import pytest
 
 from tests.support.aws import bucket_to_queue
-from tests.support.spark import ROOT, Job, wait_for
+from tests.support.side_by_side import kill_at_pause_points, run_to_the_end
 from tests.support.spark_tables import column_names, iceberg_table, only_where_table_jars_fit, rows, streaming_commits
 
 pytestmark = [pytest.mark.spark, only_where_table_jars_fit]
 
 FIRST, LATER, ROWS, PER_BATCH = 12, 4, 10, 5
 PAUSE_SEQ = PER_BATCH + 2  # the 7th file recorded: in batch 1 or 2, not in the first (at most 5 files) nor the last
-FAULTS = str(ROOT / "tests" / "support" / "faults")
 FORMATS = ("delta", "iceberg")
 
 
@@ -63,34 +61,6 @@ def put_files(w, numbers, with_qty: bool) -> set:
     return expected
 
 
-def run_all(runs: dict, log_name: str, extra=()) -> dict[str, str]:
-    jobs = {fmt: Job(args + list(extra), work / log_name) for fmt, (args, work) in runs.items()}
-    try:
-        for fmt, job in jobs.items():
-            assert job.wait(timeout=300) == 0, job.tail()
-    finally:
-        for job in jobs.values():
-            job.kill()
-    return {fmt: (work / log_name).read_text(errors="replace") for fmt, (_, work) in runs.items()}
-
-
-def kill_while_writing(runs: dict, monkeypatch) -> None:
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([FAULTS, os.environ.get("PYTHONPATH", "")]))
-    monkeypatch.setenv("S3SQS_PAUSE_AT", f"read-seq:{PAUSE_SEQ}")
-    jobs = {}
-    try:
-        for fmt, (args, work) in runs.items():
-            monkeypatch.setenv("S3SQS_PAUSE_MARKER", str(work / "paused"))
-            jobs[fmt] = Job(args, work / "run1.log")
-        for fmt, job in jobs.items():
-            assert wait_for((runs[fmt][1] / "paused").exists, timeout=240, interval=0.05), job.tail()
-            job.kill()  # SIGKILL to the whole process group, JVM and Python workers
-    finally:
-        for job in jobs.values():
-            job.kill()
-        monkeypatch.undo()  # PYTHONPATH back as it was (removed, the restart would import the installed copy)
-
-
 def forget(checkpoint, log: str, batch_id: int) -> None:
     for name in (str(batch_id), f".{batch_id}.crc"):
         (checkpoint / log / name).unlink(missing_ok=True)
@@ -107,7 +77,7 @@ def test_spark_writers_keep_every_row_once_through_kills_replays_and_a_new_colum
         runs[fmt] = (job_args(w, work, fmt), work)
 
     # 1. Killed while Spark's writer writes batch k, which holds PAUSE_SEQ: batches 0..k-1 are in the table.
-    kill_while_writing(runs, monkeypatch)
+    kill_at_pause_points(runs, {fmt: f"read-seq:{PAUSE_SEQ}" for fmt in runs}, monkeypatch)
     replayed = {}
     for fmt, (_, work) in runs.items():
         ck = work / "ck"
@@ -124,7 +94,7 @@ def test_spark_writers_keep_every_row_once_through_kills_replays_and_a_new_colum
     # 3. A new column arrives; restarted until drained.
     for fmt, w in queues.items():
         expected[fmt] |= put_files(w, range(FIRST, FIRST + LATER), with_qty=True)
-    logs = run_all(runs, "run2.log", ["--until-drained", "--idle-checks", "2"])
+    logs = run_to_the_end(runs, "run2.log", ["--until-drained", "--idle-checks", "2"])
     for fmt, (_, work) in runs.items():
         assert (work / "ck" / "commits" / str(replayed[fmt])).exists(), f"{fmt}: Spark did not replay the batch"
         assert "has new columns qty" in logs[fmt] and "restarting the query with the evolved schema" in logs[fmt]

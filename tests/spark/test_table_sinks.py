@@ -2,16 +2,14 @@
 batch's files are being written and the other after that batch's table commit but before Spark logged
 it as done, restart both until drained, and find every row in each table exactly once. With a transform
 the files are written after a shuffle; without one, by the read tasks (a direct write)."""
-import os
-
 import pytest
 
 from tests.support.aws import bucket_to_queue
-from tests.support.spark import ROOT, Job, only_on_newest_spark, pyspark_version, wait_for
+from tests.support.side_by_side import kill_at_pause_points, run_to_the_end
+from tests.support.spark import only_on_newest_spark, pyspark_version
 from tests.support.tables import batch_commits, delta_target, iceberg_target, referenced_files, rows
 
 FILES, ROWS, PER_BATCH = 24, 25, 12
-FAULTS = str(ROOT / "tests" / "support" / "faults")
 FORMATS = ("delta", "iceberg")
 
 
@@ -29,26 +27,6 @@ def job_args(w, work, table_format, direct: bool = False):
         return args + ["--table", str(work / "table")]
     return args + ["--table", "lake.orders", "--catalog", "sql", "--catalog-uri", f"sqlite:///{work}/catalog.db",
                    "--warehouse", str(work / "warehouse")]
-
-
-def run_until_paused(runs: dict, points: dict, monkeypatch) -> None:
-    """Start each job with its pause point and SIGKILL it as soon as it gets there."""
-    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([FAULTS, os.environ.get("PYTHONPATH", "")]))
-    jobs = {}
-    try:
-        for fmt, (args, work) in runs.items():
-            monkeypatch.setenv("S3SQS_PAUSE_AT", points[fmt])
-            monkeypatch.setenv("S3SQS_PAUSE_MARKER", str(work / "paused"))
-            jobs[fmt] = Job(args, work / "run1.log")
-        for fmt, job in jobs.items():
-            marker = runs[fmt][1] / "paused"
-            assert wait_for(marker.exists, timeout=240, interval=0.05), job.tail()
-            job.kill()  # SIGKILL to the whole process group, at the pause point
-            assert marker.read_text().startswith(points[fmt])
-    finally:
-        for job in jobs.values():
-            job.kill()
-        monkeypatch.undo()  # PYTHONPATH back as it was (removed, the restart would import the installed copy)
 
 
 def kill_points() -> dict[str, str]:
@@ -85,7 +63,8 @@ def test_sigkill_during_write_or_after_commit_keeps_every_row_once(moto_endpoint
     points = kill_points()
 
     # 1. Batch 0 commits normally; each job is killed at its point in batch 1.
-    run_until_paused(runs, points, monkeypatch)
+    said = kill_at_pause_points(runs, points, monkeypatch)
+    assert all(said[fmt].startswith(points[fmt]) for fmt in FORMATS), said
     orphans = {}
     for fmt, target in targets.items():
         assert batch_commits(target, 0) == 1 and not (tmp_path / fmt / "ck" / "commits" / "1").exists(), fmt
@@ -100,14 +79,7 @@ def test_sigkill_during_write_or_after_commit_keeps_every_row_once(moto_endpoint
 
     # 2. Restarted until drained: Spark replays batch 1. After the write kill it is written anew and
     #    committed; after the commit kill it must not be added a second time.
-    last = {fmt: Job(args + ["--until-drained", "--idle-checks", "2"], work / "run2.log")
-            for fmt, (args, work) in runs.items()}
-    try:
-        for fmt, job in last.items():
-            assert job.wait(timeout=300) == 0, job.tail()
-    finally:
-        for job in last.values():
-            job.kill()
+    run_to_the_end(runs, "run2.log", ["--until-drained", "--idle-checks", "2"])
     for fmt, target in targets.items():
         got = rows(target, ["id", "name", "day", "_file_path" if direct else "source_file"])
         if direct:

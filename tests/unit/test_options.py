@@ -32,24 +32,27 @@ def test_typo_names_the_option_and_suggests_the_right_one():
 
 
 @pytest.mark.parametrize("extra, message", [
+    # the format and its reader's options
     ({"fileFormat": "avrow"}, "fileFormat' must be one of csv, json, parquet, orc, avro.*did you mean 'avro'"),
+    ({"fileFormat": "xml"}, "'rowTag' is required"),
+    ({"mode": "PERMISSIVE", "fileFormat": "parquet"}, "'mode' does not apply to fileFormat parquet"),
     ({"schemaEvolutionMode": "addNewColumn"}, "did you mean 'addNewColumns'"),
     ({"schemaHints": "ts TIMESTAMP,"}, "schemaHints' must list columns as DDL"),
-    ({"mode": "PERMISSIVE", "fileFormat": "parquet"}, "'mode' does not apply to fileFormat parquet"),
-    ({"fileFormat": "xml"}, "'rowTag' is required"),
     ({"sep": ";", "delimiter": ","}, "given twice, under two names"),
+    ({"delimiter": ";;"}, "single character"),
     ({"multiLine": "perhaps"}, "option 'multiLine' must be true or false"),
     ({"encoding": "utf-99"}, "option 'encoding' must be a character encoding"),
+    # the queue, the batch limits, reprocessing
+    ({"queueUrl": "my-queue"}, "SQS queue URL"),
     ({"sqs.longPollingWaitTimeSeconds": "21"}, "0 to 20"),
+    ({"sqs.keepMessageForConsumerError": "maybe"}, "true or false"),
     ({"maxFilesPerTrigger": "ten"}, "whole number"),
     ({"maxFilesPerTrigger": "0"}, "-1 for unlimited"),
     ({"maxFileAge": "soon"}, "duration"),
     ({"maxBytesPerTrigger": "lots"}, "size like"),
-    ({"queueUrl": "my-queue"}, "SQS queue URL"),
     ({"reprocessStartBatchId": "3"}, "given together"),
     ({"reprocessStartBatchId": "3", "reprocessEndBatchId": "1"}, "before"),
-    ({"sqs.keepMessageForConsumerError": "maybe"}, "true or false"),
-    ({"delimiter": ";;"}, "single character"),
+    # where the files are
     ({"basePath": "/local"}, "s3://"),
     ({"path": "s3://bucket/data"}, "takes no path"),
 ])
@@ -169,8 +172,8 @@ def test_job_py_refuses_a_trigger_interval_spark_would_refuse_only_after_start_u
 
 def test_the_job_takes_the_endpoint_from_aws_endpoint_url_unless_the_flag_gives_one(monkeypatch):
     from s3sqs.job.flags import parse_job_args
-    from s3sqs.job.main import source_options
-    from s3sqs.sinks.config import sink_config
+    from s3sqs.job.preflight import source_options
+    from s3sqs.sinks.kinds import from_flags
 
     argv = ["--queue-url", BASE["queueUrl"], "--format", "csv", "--checkpoint", "/tmp/ck", "--output", "/tmp/out"]
     monkeypatch.delenv("AWS_ENDPOINT_URL", raising=False)
@@ -179,7 +182,7 @@ def test_the_job_takes_the_endpoint_from_aws_endpoint_url_unless_the_flag_gives_
     args = parse_job_args(argv)
     assert source_options(args)["endpointUrl"] == "http://127.0.0.1:4566"
     delta = parse_job_args([*argv[:-2], "--sink", "delta", "--output", "s3://lake/orders"])
-    assert sink_config(delta).table.endpoint.url == "http://127.0.0.1:4566"  # the table writers' too
+    assert from_flags(delta).table.endpoint.url == "http://127.0.0.1:4566"  # the table writers' too
     assert parse_job_args(argv + ["--endpoint-url", "http://127.0.0.1:5000"]).endpoint_url == "http://127.0.0.1:5000"
 
 

@@ -28,6 +28,8 @@ CATALOG_FLAGS = (("--catalog", "catalog"), ("--catalog-uri", "catalog_uri"), ("-
 class Sink:
     """One sink of the job, with the AWS context (`endpoint`) its tables and files are reached through."""
     kind: ClassVar[str]
+    takes_catalog: ClassVar[bool] = False    # --catalog, --catalog-uri, --warehouse
+    writes_table_files: ClassVar[bool] = True  # sized by --target-file-size, and --rebalance-writes may shuffle
     partition_by: tuple[str, ...] = ()
     transform: str | None = None
     table_writer: str = "python"             # TABLE_WRITERS
@@ -41,7 +43,7 @@ class Sink:
         """Validate the parsed flags (an argparse Namespace, or anything with the same attributes)."""
         endpoint = Endpoint(getattr(args, "endpoint_url", None), getattr(args, "region", None))
         cls.refuse_flags(args)
-        if cls.kind != "iceberg":
+        if not cls.takes_catalog:
             for flag, name in CATALOG_FLAGS:
                 if getattr(args, name, None):
                     raise SinkError(f"{flag} applies to --sink iceberg only")
@@ -49,19 +51,24 @@ class Sink:
         if table_writer not in TABLE_WRITERS:
             raise SinkError(f"--table-writer {table_writer!r}: one of {', '.join(TABLE_WRITERS)}")
         rebalance = bool(getattr(args, "rebalance_writes", False))
-        if rebalance and (cls.kind == "parquet" or table_writer == "spark"):
+        if rebalance and (not cls.writes_table_files or table_writer == "spark"):
             raise SinkError("--rebalance-writes applies to --sink delta or iceberg with the python table writer")
         common = {"partition_by": tuple(args.partition_by or ()), "table_writer": table_writer,
                   "transform": args.transform.strip() if args.transform else None,
                   "rebalance_writes": rebalance, "endpoint": endpoint}
         own = cls.own_settings(args, table_writer, endpoint)
-        if cls.kind != "parquet":
+        if cls.writes_table_files:
             common["target_file_size"] = target_file_size(args.target_file_size or DEFAULT_TARGET_FILE_SIZE)
+        cls.refuse_combination(args, table_writer)
         return cls(**common, **own)
 
     @classmethod
     def refuse_flags(cls, args: Any) -> None:
         """Refuse flags this kind does not take, before anything else is checked."""
+
+    @classmethod
+    def refuse_combination(cls, args: Any, table_writer: str) -> None:
+        """Refuse flags that are each valid but not together, once every value is checked."""
 
     @classmethod
     def own_settings(cls, args: Any, table_writer: str, endpoint: Endpoint) -> dict[str, Any]:

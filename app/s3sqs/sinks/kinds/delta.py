@@ -31,11 +31,13 @@ class DeltaSink(Sink):
         if not (args.table or output):
             raise SinkError("--sink delta needs --table (or --output): the table's location")
         flag = "--table" if args.table else "--output"
-        where = location(args.table or output, flag, endpoint)
+        return {"table": location(args.table or output, flag, endpoint), "table_flag": flag}
+
+    @classmethod
+    def refuse_combination(cls, args: Any, table_writer: str) -> None:
         if table_writer == "spark" and args.target_file_size:
             raise SinkError("--target-file-size applies to the python writer and to iceberg; Spark's Delta writer "
                             "writes a file per task and partition (compact the table with OPTIMIZE)")
-        return {"table": where, "table_flag": flag}
 
     def locations(self) -> list[tuple[str, str]]:
         return [(self.table_flag, self.table.uri)]

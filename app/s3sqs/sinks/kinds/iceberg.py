@@ -34,6 +34,7 @@ class CatalogConfig:
 @dataclass(frozen=True)
 class IcebergSink(Sink):
     kind = "iceberg"
+    takes_catalog = True
     table_name: str = ""                      # "namespace.table"
     catalog: CatalogConfig | None = None
 

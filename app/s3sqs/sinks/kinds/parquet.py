@@ -15,6 +15,7 @@ from .base import Sink
 @dataclass(frozen=True)
 class ParquetSink(Sink):
     kind = "parquet"
+    writes_table_files = False  # Spark's file sink writes a file per task and partition
     output: str = ""
     output_location: Location | None = None   # None: a Hadoop scheme (s3a://) only Spark's file sink reaches
 
