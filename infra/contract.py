@@ -7,8 +7,13 @@ import: ops/ reads this without starting jsii.
 from __future__ import annotations
 
 import re
+from typing import Sequence
 
-from s3sqs.core.layout import MARKER_DIR as _MARKER_DIR, STATE_DIR as _STATE_DIR
+# The folders each consumer has in the stack's buckets: the job role may use its own and nothing else there.
+from s3sqs.core.layout import (  # noqa: F401  (the operator tools take them from here, with the rest)
+    CHECKPOINTS_PREFIX, EMR_LOGS_PREFIX, JOB_ARTIFACTS_PREFIX, OUTPUT_PREFIX, SOURCE_CLEANING_PREFIX, checkpoint_prefix,
+    commit_markers_prefix, emr_logs_prefix, job_artifacts_prefix, output_prefix, state_location,
+)
 
 # Who may be granted: the rules cdk.json's consumers and onboard-account's flags both check.
 ACCOUNT_ID_RE = re.compile(r"^[0-9]{12}\Z")
@@ -51,6 +56,46 @@ def account_grant_conditions(principal_arn_like, principal_org_id) -> dict:
     return out
 
 
+def with_conditions(statement_conditions: dict, extra: dict) -> dict:
+    """Merge two IAM condition blocks (operator -> key -> value): a grant's conditions join a statement's own and
+    never replace them."""
+    out = {op: dict(keys) for op, keys in statement_conditions.items()}
+    for op, keys in extra.items():
+        for k, v in keys.items():
+            if k in out.get(op, {}):
+                raise ValueError(f"condition {op} {k} set twice")
+            out.setdefault(op, {})[k] = v
+    return out
+
+
+# Use of a KMS key through an AWS service, for named resources only: KMS hands the service's requests the
+# resource's ARN as encryption context (a queue's; a bucket's with S3 Bucket Keys, else its objects'). The stack
+# writes these into its roles' and the key's policies, onboarding into another account's key grant.
+def key_use_through(service: str, region: str, context_arns: Sequence[str]) -> dict:
+    """The conditions of a key use through `service` (s3, sqs) for the resources whose ARNs match `context_arns`.
+    String operators: KMS types encryption context values as strings (parliament flags Arn operators there)."""
+    return {"StringEquals": {"kms:ViaService": f"{service}.{region}.amazonaws.com"},
+            "StringLike": {f"kms:EncryptionContext:aws:{service}:arn": list(context_arns)}}
+
+
+def bucket_key_contexts(bucket_arns: Sequence[str]) -> list[str]:
+    """The encryption contexts S3 hands KMS for a bucket's objects: the bucket's ARN (Bucket Keys) or an object's."""
+    return [a for b in bucket_arns for a in (b, f"{b}/*")]
+
+
+def key_use_through_queue(region: str, queue_arn: str) -> dict:
+    """The conditions of another account's kms:Decrypt of one consumer queue's messages: through SQS, for that
+    queue only. The stack grants it to a consumer's principals, onboarding to the account it onboards."""
+    return {"StringEquals": {"kms:ViaService": f"sqs.{region}.amazonaws.com",
+                             "kms:EncryptionContext:aws:sqs:arn": queue_arn}}
+
+
+# What another account's consumer does with the stack key: decrypt, through SQS (its messages) and S3 (its
+# objects). No kms:DescribeKey: a DescribeKey request carries no encryption context, so under the conditions
+# above it never applies, and the connector does not call it.
+CONSUMER_KEY_ACTIONS = ("kms:Decrypt",)
+
+
 def insecure_transport_denial(sid: str, actions, resources) -> dict:
     """The statement that refuses every request over plain HTTP, whoever makes it: on the stack's topics and an
     imported bucket's published statements, and what onboarding adds to a bucket policy without one."""
@@ -58,46 +103,9 @@ def insecure_transport_denial(sid: str, actions, resources) -> dict:
             "Condition": {"Bool": {"aws:SecureTransport": "false"}}}
 
 
-# Checkpoint bucket: each consumer's job keeps its checkpoint under checkpoints/<consumer>/ and
-# writes its table under output/<consumer>/; its role may write nowhere else there.
-CHECKPOINTS_PREFIX = "checkpoints/"
-OUTPUT_PREFIX = "output/"
-# Artifacts bucket: submit-job uploads each consumer's job code and packed environment under
-# jobs/<consumer>/ (content-addressed), and EMR Serverless writes that consumer's job logs under
-# emr-logs/<consumer>/. A job role reads only its own jobs/ prefix and writes only its own emr-logs/ prefix.
-JOB_ARTIFACTS_PREFIX = "jobs/"
-EMR_LOGS_PREFIX = "emr-logs/"
-
-
-def checkpoint_prefix(consumer: str) -> str:
-    return f"{CHECKPOINTS_PREFIX}{consumer}/"
-
-
-# Where a consumer's job writes its commit markers (s3sqs.state.markers), below its checkpoint: the job's
-# source state, then the markers' folder. The stack's source cleaner reads them there, and nothing else of it.
-def commit_markers_prefix(consumer: str) -> str:
-    return f"{checkpoint_prefix(consumer)}{_STATE_DIR}/{_MARKER_DIR}/"
-
-
 def commit_markers_location(checkpoint_uri: str) -> str:
     """The state location whose markers the cleaner reads, from a consumer's checkpointUri."""
-    return f"{checkpoint_uri.rstrip('/')}/{_STATE_DIR}"
-
-
-# Checkpoint bucket: what the source cleaner did, file by file, with the time (s3sqs.cleaning.journal).
-SOURCE_CLEANING_PREFIX = "source-cleaning/"
-
-
-def output_prefix(consumer: str) -> str:
-    return f"{OUTPUT_PREFIX}{consumer}/"
-
-
-def job_artifacts_prefix(consumer: str) -> str:
-    return f"{JOB_ARTIFACTS_PREFIX}{consumer}/"
-
-
-def emr_logs_prefix(consumer: str) -> str:
-    return f"{EMR_LOGS_PREFIX}{consumer}/"
+    return state_location(checkpoint_uri)
 
 
 # Names the stack fixes rather than leaves to CloudFormation, so that key policies and the dead-letter

@@ -1,6 +1,7 @@
 """The connector's packages are laid out by the process that runs them (docs/layout.md); these tests keep
-each package to what it may import, the executors' reading code free of driver-side libraries, and every
-class small enough to read."""
+each package to what it may import, the executors' reading code free of driver-side libraries, every class
+and function small enough to read (in app/, infra/ and ops/), one construct per infra module, the alarms in
+one, the layout's folder names in core/layout.py alone, and one registered class per sink kind."""
 from __future__ import annotations
 
 import ast
@@ -30,6 +31,10 @@ ALLOWED = {
     "job": {"core", "config", "state", "planning", "sinks"},
 }
 MAX_CLASS_LINES = 150
+MAX_FUNCTION_LINES = 80
+ROOT = APP.parent
+# Where the size rules hold: the connector, the stack and the operator tools.
+SIZED = sorted(p for folder in ("app", "infra", "ops") for p in (ROOT / folder).rglob("*.py"))
 
 
 def modules() -> list[Path]:
@@ -121,11 +126,53 @@ def test_spark_s_runner_and_planner_load_no_file_reader_or_writer():
                             f"m.startswith('s3sqs.reading.formats.') and m.split('.')[-1] in {formats!r}") == []
 
 
-@pytest.mark.parametrize("path", modules(), ids=lambda p: str(p.relative_to(APP)))
-def test_no_class_is_longer_than_a_screenful_or_two(path):
-    long = [(n.name, n.end_lineno - n.lineno + 1) for n in ast.walk(ast.parse(path.read_text()))
-            if isinstance(n, ast.ClassDef) and n.end_lineno - n.lineno + 1 > MAX_CLASS_LINES]
-    assert not long, f"{path.relative_to(APP)}: {long} (at most {MAX_CLASS_LINES} lines a class)"
+@pytest.mark.parametrize("path", SIZED, ids=lambda p: str(p.relative_to(ROOT)))
+def test_no_class_or_function_is_longer_than_a_screenful_or_two(path):
+    too_long = []
+    for n in ast.walk(ast.parse(path.read_text())):
+        limit = MAX_CLASS_LINES if isinstance(n, ast.ClassDef) else MAX_FUNCTION_LINES \
+            if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef)) else None
+        if limit and n.end_lineno - n.lineno + 1 > limit:
+            too_long.append((n.name, n.end_lineno - n.lineno + 1, limit))
+    assert not too_long, f"{path.relative_to(ROOT)}: (name, lines, at most) {too_long}"
+
+
+def _constructs(path: Path) -> list[str]:
+    return [n.name for n in ast.walk(ast.parse(path.read_text())) if isinstance(n, ast.ClassDef)
+            and any(getattr(b, "id", getattr(b, "attr", "")) in ("Construct", "Stack") for b in n.bases)]
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "infra").rglob("*.py")), ids=lambda p: str(p.relative_to(ROOT)))
+def test_each_infra_module_holds_at_most_one_construct(path):
+    assert len(_constructs(path)) <= 1, f"{path.relative_to(ROOT)}: {_constructs(path)}"
+
+
+def test_the_stack_s_alarms_are_made_in_one_module():
+    makers = {p.relative_to(ROOT) for p in (ROOT / "infra").rglob("*.py")
+              for n in ast.walk(ast.parse(p.read_text()))
+              if isinstance(n, ast.Call) and getattr(n.func, "attr", getattr(n.func, "id", "")) == "Alarm"}
+    assert len(makers) == 1, f"alarms are made in {sorted(map(str, makers))}"
+
+
+def test_folder_names_of_the_layout_are_spelled_only_in_core_layout():
+    from s3sqs.core import layout
+
+    names = {layout.SCHEMA_DIR, layout.CHECKPOINTS_PREFIX, layout.OUTPUT_PREFIX, layout.SOURCE_CLEANING_PREFIX,
+             layout.JOB_ARTIFACTS_PREFIX, layout.EMR_LOGS_PREFIX, f"{layout.STATE_DIR}/"}
+    spelled = sorted((str(p.relative_to(ROOT)), n.value) for p in SIZED if p.name != "layout.py"
+                     for n in ast.walk(ast.parse(p.read_text()))
+                     if isinstance(n, ast.Constant) and isinstance(n.value, str) and n.value in names)
+    assert not spelled, f"use s3sqs.core.layout instead: {spelled}"
+
+
+def test_every_sink_kind_is_one_registered_class():
+    from s3sqs.sinks.kinds import SinkKind, sink_class
+    from s3sqs.sinks.kinds.base import Sink
+
+    for kind in SinkKind:
+        cls = sink_class(kind)
+        assert issubclass(cls, Sink) and cls.kind == kind.value
+        assert cls.own_settings is not Sink.own_settings and cls.describe is not Sink.describe
 
 
 def test_the_rules_are_enforced_on_a_forbidden_import(tmp_path):

@@ -14,7 +14,6 @@ import signal
 import socket
 import subprocess
 import time
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable
 
@@ -26,26 +25,16 @@ DEFAULT_STATE_DIR = Path(".local-stack")
 REGION = FAKE_ENV["AWS_DEFAULT_REGION"]
 
 
-@dataclass(frozen=True)
 class StatePaths:
-    root: Path
+    """The files of the state directory `root`."""
 
-    @property
-    def pid(self) -> Path:
-        return self.root / "moto.pid"
-
-    @property
-    def log(self) -> Path:
-        return self.root / "moto.log"
-
-    @property
-    def env(self) -> Path:
-        return self.root / "env"
-
-    @property
-    def outputs(self) -> Path:
-        """Where the outputs file went, and its sha256 when written."""
-        return self.root / "outputs-written.json"
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.pid = root / "moto.pid"
+        self.log = root / "moto.log"
+        self.env = root / "env"
+        # Where the outputs file went, and its sha256 when written.
+        self.outputs = root / "outputs-written.json"
 
 
 def env_lines(endpoint_url: str) -> list[str]:

@@ -52,19 +52,28 @@ def _aws_error(e: ClientError, what: str, flag: str) -> OnboardError:
     return OnboardError(f"{what}: {code or type(e).__name__}: {e}. Check {flag}.")
 
 
-class _ResourcePolicy(ABC):
-    """What the four stores share: a read whose AWS errors say which flag to check."""
+@dataclass(frozen=True)
+class _Words:
+    """How onboarding speaks of one kind of resource policy; `{name}` is the resource as its flag names it."""
 
     flag: str  # the flag that named the resource
     missing_codes: tuple[str, ...]  # the AWS error codes for "no such resource"
+    label: str
+    missing: str  # the operator's words for "the resource does not exist"
+
+
+class _ResourcePolicy(ABC):
+    """What the four stores share: a read whose AWS errors say which flag to check, and the owner's tag."""
+
+    words: _Words
+
+    def __init__(self, client, name: str) -> None:
+        self.client = client
+        self.name = name
 
     @property
-    @abstractmethod
-    def label(self) -> str: ...
-
-    @abstractmethod
-    def missing(self) -> str:
-        """The operator's words for "the resource does not exist"."""
+    def label(self) -> str:
+        return self.words.label.format(name=self.name)
 
     @abstractmethod
     def _read(self) -> str | None: ...
@@ -72,13 +81,16 @@ class _ResourcePolicy(ABC):
     @abstractmethod
     def write(self, doc: dict | None) -> None: ...
 
+    @abstractmethod
+    def _tags(self) -> dict[str, str]: ...
+
     def read(self) -> str | None:
         try:
             return self._read()
         except ClientError as e:
-            if aws.error_code(e) in self.missing_codes:
-                raise OnboardError(f"{self.missing()}: check {self.flag}") from None
-            raise _aws_error(e, self.label, self.flag) from None
+            if aws.error_code(e) in self.words.missing_codes:
+                raise OnboardError(f"{self.words.missing.format(name=self.name)}: check {self.words.flag}") from None
+            raise _aws_error(e, self.label, self.words.flag) from None
 
     def policy_owner(self) -> str | None:
         try:
@@ -86,29 +98,16 @@ class _ResourcePolicy(ABC):
         except ClientError as e:
             if aws.error_code(e) in ("NoSuchTagSet", "NoSuchTagSetError"):
                 return None
-            raise _aws_error(e, f"tags of {self.label}", self.flag) from None
-
-    @abstractmethod
-    def _tags(self) -> dict[str, str]: ...
+            raise _aws_error(e, f"tags of {self.label}", self.words.flag) from None
 
 
-@dataclass
 class BucketPolicyStore(_ResourcePolicy):
-    s3: object
-    bucket: str
-    flag = "--bucket"
-    missing_codes = ("NoSuchBucket",)
-
-    @property
-    def label(self) -> str:
-        return f"bucket policy of s3://{self.bucket}"
-
-    def missing(self) -> str:
-        return f"bucket {self.bucket!r} does not exist (or is in another partition)"
+    words = _Words("--bucket", ("NoSuchBucket",), "bucket policy of s3://{name}",
+                   "bucket {name!r} does not exist (or is in another partition)")
 
     def _read(self) -> str | None:
         try:
-            return self.s3.get_bucket_policy(Bucket=self.bucket)["Policy"]
+            return self.client.get_bucket_policy(Bucket=self.name)["Policy"]
         except ClientError as e:
             if aws.error_code(e) == "NoSuchBucketPolicy":
                 return None
@@ -116,97 +115,63 @@ class BucketPolicyStore(_ResourcePolicy):
 
     def write(self, doc: dict | None) -> None:
         if doc is None:
-            self.s3.delete_bucket_policy(Bucket=self.bucket)
+            self.client.delete_bucket_policy(Bucket=self.name)
         else:
-            self.s3.put_bucket_policy(Bucket=self.bucket, Policy=json.dumps(doc))
+            self.client.put_bucket_policy(Bucket=self.name, Policy=json.dumps(doc))
 
     def _tags(self) -> dict[str, str]:
-        return {t["Key"]: t["Value"] for t in self.s3.get_bucket_tagging(Bucket=self.bucket)["TagSet"]}
+        return {t["Key"]: t["Value"] for t in self.client.get_bucket_tagging(Bucket=self.name)["TagSet"]}
 
 
-@dataclass
 class QueuePolicyStore(_ResourcePolicy):
-    sqs: object
-    queue_url: str
-    queue_arn: str = ""  # learnt with the policy: the queue's own statement names it
-    flag = "--queue-url"
-    missing_codes = aws.NONEXISTENT_QUEUE
-
-    @property
-    def label(self) -> str:
-        return f"queue policy of {self.queue_url}"
-
-    def missing(self) -> str:
-        return f"queue {self.queue_url} does not exist"
+    words = _Words("--queue-url", aws.NONEXISTENT_QUEUE, "queue policy of {name}", "queue {name} does not exist")
+    queue_arn = ""  # learnt with the policy: the queue's own statement names it
 
     def _read(self) -> str | None:
-        attrs = self.sqs.get_queue_attributes(
-            QueueUrl=self.queue_url, AttributeNames=["Policy", "QueueArn"]
-        )["Attributes"]
+        attrs = self.client.get_queue_attributes(QueueUrl=self.name,
+                                                 AttributeNames=["Policy", "QueueArn"])["Attributes"]
         self.queue_arn = attrs["QueueArn"]
         return attrs.get("Policy") or None
 
     def write(self, doc: dict | None) -> None:
-        self.sqs.set_queue_attributes(QueueUrl=self.queue_url, Attributes={"Policy": json.dumps(doc) if doc else ""})
+        self.client.set_queue_attributes(QueueUrl=self.name, Attributes={"Policy": json.dumps(doc) if doc else ""})
 
     def _tags(self) -> dict[str, str]:
-        return self.sqs.list_queue_tags(QueueUrl=self.queue_url).get("Tags", {})
+        return self.client.list_queue_tags(QueueUrl=self.name).get("Tags", {})
 
 
-@dataclass
 class TopicPolicyStore(_ResourcePolicy):
-    sns: object
-    topic_arn: str
-    flag = "--topic-arn"
-    missing_codes = ("NotFound", "NotFoundException")
-
-    @property
-    def label(self) -> str:
-        return f"topic policy of {self.topic_arn}"
-
-    def missing(self) -> str:
-        return f"topic {self.topic_arn} does not exist"
+    words = _Words("--topic-arn", ("NotFound", "NotFoundException"), "topic policy of {name}",
+                   "topic {name} does not exist")
 
     def _read(self) -> str | None:
-        return self.sns.get_topic_attributes(TopicArn=self.topic_arn)["Attributes"].get("Policy") or None
+        return self.client.get_topic_attributes(TopicArn=self.name)["Attributes"].get("Policy") or None
 
     def write(self, doc: dict | None) -> None:
         # A topic always has a policy; an empty statement list is as close to "none" as SNS allows.
-        self.sns.set_topic_attributes(
-            TopicArn=self.topic_arn, AttributeName="Policy", AttributeValue=json.dumps(doc or pm.empty_policy())
-        )
+        self.client.set_topic_attributes(TopicArn=self.name, AttributeName="Policy",
+                                         AttributeValue=json.dumps(doc or pm.empty_policy()))
 
     def _tags(self) -> dict[str, str]:
-        return {t["Key"]: t["Value"] for t in self.sns.list_tags_for_resource(ResourceArn=self.topic_arn)["Tags"]}
+        return {t["Key"]: t["Value"] for t in self.client.list_tags_for_resource(ResourceArn=self.name)["Tags"]}
 
 
-@dataclass
 class KeyPolicyStore(_ResourcePolicy):
-    kms: object
-    key_arn: str
-    flag = "--kms-key-arn"
-    missing_codes = ("NotFoundException",)
-
-    @property
-    def label(self) -> str:
-        return f"key policy of {self.key_arn}"
-
-    def missing(self) -> str:
-        return f"KMS key {self.key_arn} does not exist"
+    words = _Words("--kms-key-arn", ("NotFoundException",), "key policy of {name}", "KMS key {name} does not exist")
 
     def _read(self) -> str | None:
-        return self.kms.get_key_policy(KeyId=self.key_arn, PolicyName="default")["Policy"]
+        return self.client.get_key_policy(KeyId=self.name, PolicyName="default")["Policy"]
 
     def write(self, doc: dict | None) -> None:
         if doc is None:
             raise OnboardError(f"refusing to leave {self.label} without statements: that would lock the key")
-        self.kms.put_key_policy(KeyId=self.key_arn, PolicyName="default", Policy=json.dumps(doc))
+        self.client.put_key_policy(KeyId=self.name, PolicyName="default", Policy=json.dumps(doc))
 
     def _tags(self) -> dict[str, str]:
-        return {t["TagKey"]: t["TagValue"] for t in self.kms.list_resource_tags(KeyId=self.key_arn).get("Tags", [])}
+        return {t["TagKey"]: t["TagValue"] for t in self.client.list_resource_tags(KeyId=self.name).get("Tags", [])}
 
     def aliases(self) -> list[str]:
-        return [x for a in self.kms.list_aliases(KeyId=self.key_arn).get("Aliases", [])
+        return [x for a in self.client.list_aliases(KeyId=self.name).get("Aliases", [])
                 for x in (a.get("AliasName"), a.get("AliasArn")) if x]
 
 
@@ -235,7 +200,7 @@ class SubscriptionStore:
                     if sub.get("Protocol") == "sqs" and sub.get("Endpoint") == self.queue_arn:
                         return sub["SubscriptionArn"]
         except ClientError as e:
-            if aws.error_code(e) in TopicPolicyStore.missing_codes:
+            if aws.error_code(e) in TopicPolicyStore.words.missing_codes:
                 raise OnboardError(f"topic {self.topic_arn} does not exist: check --topic-arn") from None
             raise _aws_error(e, self.label, "--topic-arn") from None
         return None

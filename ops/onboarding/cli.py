@@ -44,14 +44,15 @@ def parser() -> argparse.ArgumentParser:
                    help="the stack's cdk.json, which the printed consumer entry must fit (default cdk.json; "
                         "skipped when absent)")
     cli.add_apply_args(p, act="write the policies")
-    p.add_argument("--revoke", action="store_true",
-                   help="remove what onboarding added for this consumer (without --prefix: every prefix)")
-    p.add_argument("--share-queue", action="store_true",
-                   help="queue mode: grant the queue even though another account already consumes it (the two "
-                        "then compete for its messages); without it, such a grant is refused")
-    p.add_argument("--force", action="store_true",
-                   help="write where onboarding refuses: its own statements changed by hand (they are replaced), "
-                        "or a policy a CloudFormation stack's template holds")
+    switches = {
+        "--revoke": "remove what onboarding added for this consumer (without --prefix: every prefix)",
+        "--share-queue": "queue mode: grant the queue even though another account already consumes it (the two "
+                         "then compete for its messages); without it, such a grant is refused",
+        "--force": "write where onboarding refuses: its own statements changed by hand (they are replaced), "
+                   "or a policy a CloudFormation stack's template holds",
+    }
+    for flag, what in switches.items():
+        p.add_argument(flag, action="store_true", help=what)
     cli.add_aws_args(p)
     cli.add_debug_arg(p)
     return p

@@ -18,19 +18,16 @@ from typing import Callable, Iterable
 
 from infra import contract
 from infra.contract import (
-    ACCOUNT_ID_RE, ORG_ID_RE, QUEUE_CONSUME_ACTIONS, account_grant_conditions, principal_pattern_problem,
+    ACCOUNT_ID_RE, CONSUMER_KEY_ACTIONS, ORG_ID_RE, QUEUE_CONSUME_ACTIONS, account_grant_conditions,
+    bucket_key_contexts, key_use_through, key_use_through_queue, principal_pattern_problem, with_conditions,
 )
 from ops.onboarding import OnboardError
 
 SID_PREFIX = "S3SqsOnboard"
 POLICY_VERSION = "2012-10-17"
 
-# What the consumer does with the key: decrypt, through SQS (its messages) and S3 (its objects). The key-policy
-# statements hold it to kms:ViaService and the resource's encryption context; a DescribeKey request carries no
-# encryption context, so under those conditions it never applied, and the connector does not call it.
-KMS_ACTIONS = ("kms:Decrypt",)
-# What earlier versions wrote instead (the same statements, with DescribeKey): a grant replaces them as an
-# upgrade, not as a hand edit, and a revoke finds them by Sid as before.
+# What earlier versions wrote instead of CONSUMER_KEY_ACTIONS (the same statements, with DescribeKey): a grant
+# replaces them as an upgrade, not as a hand edit, and a revoke finds them by Sid as before.
 LEGACY_KMS_ACTIONS = ("kms:Decrypt", "kms:DescribeKey")
 
 # The bucket policy's SSL-only denial that a grant makes sure of: every bucket the stack creates has one, and an
@@ -118,9 +115,7 @@ class Grantee:
 
     def statement(self, sid: str, action, resource, conditions: dict | None = None) -> dict:
         """An Allow statement for this grantee, with the grantee's conditions merged into `conditions`."""
-        merged: dict = {op: dict(keys) for op, keys in (conditions or {}).items()}
-        for op, keys in self.conditions().items():
-            merged.setdefault(op, {}).update(keys)
+        merged = with_conditions(conditions or {}, self.conditions())
         stmt = {"Sid": sid, "Effect": "Allow", "Principal": {"AWS": self.principal}, "Action": action,
                 "Resource": resource}
         if merged:
@@ -339,29 +334,36 @@ def subscription(queue_arn: str, prefixes: Iterable[str]) -> dict:
 
 
 def kms_statements(grantee: Grantee, region: str, *, queue_arn: str | None, bucket_arns: Iterable[str]) -> list[dict]:
-    """Decrypt through SQS for the one queue, and through S3 only for buckets the key encrypts.
+    """Decrypt through SQS for the one queue, and through S3 only for buckets the key encrypts: the conditions the
+    stack's own consumer grants carry (infra.contract).
 
     In a key policy, Resource "*" means "this key". ViaService keeps each grant to one service, and the
     encryption context to the named queue or buckets.
     """
     ns, out = grantee.sid_namespace, []
     if queue_arn:
-        out.append(grantee.statement(f"{ns}KmsSqs", list(KMS_ACTIONS), "*", {"StringEquals": {
-            "kms:ViaService": f"sqs.{region}.amazonaws.com", "kms:EncryptionContext:aws:sqs:arn": queue_arn}}))
+        out.append(grantee.statement(f"{ns}KmsSqs", list(CONSUMER_KEY_ACTIONS), "*",
+                                     key_use_through_queue(region, queue_arn)))
     buckets = sorted(bucket_arns)
     if buckets:
-        # With S3 Bucket Keys the context is the bucket's ARN, otherwise the object's.
-        context = sorted({*buckets, *(f"{b}/*" for b in buckets)})
-        out.append(grantee.statement(f"{ns}KmsS3", list(KMS_ACTIONS), "*", {
-            "StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"},
-            "ArnLike": {"kms:EncryptionContext:aws:s3:arn": context}}))
+        out.append(grantee.statement(f"{ns}KmsS3", list(CONSUMER_KEY_ACTIONS), "*",
+                                     key_use_through("s3", region, sorted(bucket_key_contexts(buckets)))))
     return out
 
 
 def legacy_kms_statements(statements: Iterable[dict]) -> list[dict]:
-    """The same statements as earlier versions wrote them, with kms:DescribeKey: found in a key policy, they are
-    replaced by a grant without counting as a hand edit."""
-    return [{**s, "Action": list(LEGACY_KMS_ACTIONS)} for s in statements]
+    """The same statements as earlier versions wrote them: with kms:DescribeKey, and the S3 encryption context
+    under ArnLike rather than StringLike (the same ARNs match either). Found in a key policy, they are replaced by
+    a grant without counting as a hand edit."""
+    out = []
+    for stmt in statements:
+        forms = [stmt]
+        if "StringLike" in stmt.get("Condition", {}):
+            condition = {op: dict(keys) for op, keys in stmt["Condition"].items() if op != "StringLike"}
+            condition.setdefault("ArnLike", {}).update(stmt["Condition"]["StringLike"])
+            forms.append({**stmt, "Condition": condition})
+        out += forms[1:] + [{**form, "Action": list(LEGACY_KMS_ACTIONS)} for form in forms]
+    return out
 
 
 def kms_sid_matcher(grantee: Grantee) -> Callable[[str], bool]:
@@ -404,7 +406,8 @@ def consumer_role_policy(
         # decides, and the consumer never calls KMS itself.
         region = kms_key_arn.split(":")[3]
         statements.append({
-            "Sid": "DecryptSourceData", "Effect": "Allow", "Action": list(KMS_ACTIONS), "Resource": kms_key_arn,
+            "Sid": "DecryptSourceData", "Effect": "Allow", "Action": list(CONSUMER_KEY_ACTIONS),
+            "Resource": kms_key_arn,
             "Condition": {"StringEquals": {"kms:ViaService": [f"sqs.{region}.amazonaws.com",
                                                               f"s3.{region}.amazonaws.com"]}},
         })

@@ -97,76 +97,134 @@ def needs_outputs(args: argparse.Namespace) -> str | None:
     return None
 
 
+@dataclass
+class _Named:
+    """What the flags name, filled in from the stack outputs where they leave something out."""
+
+    buckets: list[str]
+    prefixes: list[str] | None
+    queue_url: str | None
+    topic_arn: str | None
+    kms_key_arn: str | None
+    prefix_source: str = "--prefix"
+    queue_consumer: str | None = None  # the stack's consumer whose queue queue_url is, when known
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> "_Named":
+        return cls(list(args.bucket or []), list(args.prefix) if args.prefix is not None else None,
+                   args.queue_url, args.topic_arn, args.kms_key_arn)
+
+    def fill_from(self, outputs: StackOutputs, consumer: str | None, notes: list[str]) -> None:
+        """The source bucket, a bare --topic-arn's topic, the stack's key, and --consumer's queue and prefix."""
+        try:
+            if not self.buckets:
+                self.buckets = [outputs.get("SourceBucketName")]
+            if self.topic_arn == FROM_OUTPUTS:
+                self.topic_arn = outputs.get("TopicArn")
+            if self.kms_key_arn is None and "KmsKeyArn" in outputs.values:
+                self.kms_key_arn = outputs.get("KmsKeyArn")
+                notes.append(f"using the stack's KMS key {self.kms_key_arn}")
+            needs_queue = self.topic_arn is None and self.queue_url is None
+            if consumer and (needs_queue or self.prefixes is None):
+                published = outputs.consumer(consumer)
+                if needs_queue:
+                    self.queue_url, self.queue_consumer = published.queue_url, consumer
+                if self.prefixes is None:
+                    self.prefixes = [published.prefix]
+                    self.prefix_source = f"--consumer {consumer}'s prefix (from the stack outputs; or pass --prefix)"
+        except OutputsError as e:
+            raise OnboardError(f"--outputs-file: {e}") from None
+
+
 def build_request(args: argparse.Namespace, default_region: str | None,
                   outputs: StackOutputs | None = None, cdk_context: dict | None = None) -> Request:
     """The validated request; `outputs` (the stack's, read from --outputs-file) fills in what the flags leave out;
     `cdk_context` (cdk.json's) is what the printed consumer entry must fit."""
     notes: list[str] = []
     region = args.region or default_region
-    partition = pm.partition_for_region(region or "")
+    grantee = _grantee(args, pm.partition_for_region(region or ""))
+    if not region:
+        raise OnboardError("no AWS region: pass --region or set AWS_REGION")
+    named = _Named.from_args(args)
+    if outputs is not None:
+        named.fill_from(outputs, args.consumer, notes)
+    if named.topic_arn == FROM_OUTPUTS:
+        raise OnboardError("--topic-arn without a value takes the stack's TopicArn, so it needs --outputs-file")
+    buckets = _checked_buckets(named.buckets)
+    prefixes = _checked_prefixes(named.prefixes, args.revoke, named.prefix_source, notes)
+    _check_targets(named, args, grantee)
+    if args.revoke and not named.kms_key_arn:
+        notes.append(
+            "warning: no --kms-key-arn, so no key policy is read: a grant made earlier with a key keeps its "
+            "kms:Decrypt statements. Pass --kms-key-arn ARN (or --outputs-file of a stack with a key) to remove them"
+        )
+    queue_url, topic_arn = named.queue_url, named.topic_arn
+    owner = (urlparse(queue_url).path.split("/")[1] if queue_url else TOPIC_ARN_RE.match(topic_arn).group(3))
+    if owner == grantee.account:
+        notes.append(
+            f"the consumer account {grantee.account} owns the queue/topic too; same-account access "
+            "does not need resource policies, but adding them is harmless"
+        )
+    name = args.consumer or f"account-{grantee.account}"
+    if not CONSUMER_NAME_RE.match(name):
+        raise OnboardError(f"--consumer {name!r} cannot name a consumer in cdk.json: use {CONSUMER_NAME_RULE}")
+    if prefixes and len(prefixes) > 1:
+        notes.append(
+            f"cdk.json takes one prefix per consumer; its entry uses the shared prefix {common_prefix(prefixes)!r}"
+        )
+    return Request(
+        grantee=grantee, consumer_name=name, buckets=buckets, prefixes=prefixes, queue_url=queue_url,
+        topic_arn=topic_arn, kms_key_arn=named.kms_key_arn, region=region, endpoint_url=args.endpoint_url,
+        apply=args.apply, revoke=args.revoke, notes=notes, subscriber_queue_arn=args.subscriber_queue_arn,
+        force=args.force, cdk_context=cdk_context,
+        stack_consumers=tuple(outputs.consumer_names()) if outputs is not None and "Consumers" in outputs.values
+        else (),
+        share_queue=args.share_queue,
+        declared_queue_readers=declared_queue_readers(queue_url, named.queue_consumer, outputs, cdk_context)
+        if queue_url else {},
+    )
+
+
+def _grantee(args: argparse.Namespace, partition: str) -> pm.Grantee:
+    """One role (--consumer-role-arn), or an account narrowed by conditions on the caller."""
     if args.consumer_role_arn:
         if args.principal_arn_like or args.principal_org_id:
             raise OnboardError("--principal-arn-like and --principal-org-id narrow --consumer-account; "
                                "a --consumer-role-arn grant is already one role")
-        grantee = pm.Grantee.for_role(args.consumer_role_arn)
-    else:
-        # A revoke finds statements by Sid, whatever conditions they were granted with.
-        grantee = pm.Grantee.for_account(args.consumer_account, partition, args.principal_arn_like or (),
-                                         args.principal_org_id, require_conditions=not args.revoke)
-    if not region:
-        raise OnboardError("no AWS region: pass --region or set AWS_REGION")
+        return pm.Grantee.for_role(args.consumer_role_arn)
+    # A revoke finds statements by Sid, whatever conditions they were granted with.
+    return pm.Grantee.for_account(args.consumer_account, partition, args.principal_arn_like or (),
+                                  args.principal_org_id, require_conditions=not args.revoke)
 
-    buckets = list(args.bucket or [])
-    prefixes = list(args.prefix) if args.prefix is not None else None
-    prefix_source = "--prefix"
-    queue_consumer = None  # the stack's consumer whose queue queue_url is, when known
-    queue_url = args.queue_url
-    topic_arn = args.topic_arn
-    kms_key_arn = args.kms_key_arn
 
-    if outputs is not None:
-        try:
-            if not buckets:
-                buckets = [outputs.get("SourceBucketName")]
-            if topic_arn == FROM_OUTPUTS:
-                topic_arn = outputs.get("TopicArn")
-            if kms_key_arn is None and "KmsKeyArn" in outputs.values:
-                kms_key_arn = outputs.get("KmsKeyArn")
-                notes.append(f"using the stack's KMS key {kms_key_arn}")
-            if args.consumer:
-                consumer = None
-                if (topic_arn is None and queue_url is None) or prefixes is None:
-                    consumer = outputs.consumer(args.consumer)
-                if consumer is not None:
-                    if topic_arn is None and queue_url is None:
-                        queue_url = consumer.queue_url
-                        queue_consumer = args.consumer
-                    if prefixes is None:
-                        prefixes = [consumer.prefix]
-                        prefix_source = (f"--consumer {args.consumer}'s prefix (from the stack outputs; "
-                                         "or pass --prefix)")
-        except OutputsError as e:
-            raise OnboardError(f"--outputs-file: {e}") from None
-    if topic_arn == FROM_OUTPUTS:
-        raise OnboardError("--topic-arn without a value takes the stack's TopicArn, so it needs --outputs-file")
-
+def _checked_buckets(buckets: list[str]) -> list[str]:
     if not buckets:
         raise OnboardError("no bucket: pass --bucket NAME (repeatable), or --outputs-file to use the stack's source bucket")
     for b in buckets:
         if not BUCKET_RE.match(b):
             raise OnboardError(f"--bucket {b!r} is not a valid S3 bucket name")
-    buckets = list(dict.fromkeys(buckets))
-    if prefixes is None and not args.revoke:
-        raise OnboardError(
-            "no prefix: pass --prefix (repeatable), e.g. --prefix landing/orders/; "
-            "--prefix '' grants the whole bucket"
-        )
-    if prefixes is not None:
-        for p in prefixes:
-            _validate_prefix(p, revoke=args.revoke, source=prefix_source)
-        prefixes = list(dict.fromkeys(prefixes))
-        if "" in prefixes:
-            notes.append("the empty prefix grants the consumer every object in the bucket")
+    return list(dict.fromkeys(buckets))
+
+
+def _checked_prefixes(prefixes: list[str] | None, revoke: bool, source: str, notes: list[str]) -> list[str] | None:
+    """The prefixes, each once; None only for a revoke of every prefix."""
+    if prefixes is None:
+        if not revoke:
+            raise OnboardError(
+                "no prefix: pass --prefix (repeatable), e.g. --prefix landing/orders/; "
+                "--prefix '' grants the whole bucket"
+            )
+        return None
+    for p in prefixes:
+        _validate_prefix(p, revoke=revoke, source=source)
+    if "" in prefixes:
+        notes.append("the empty prefix grants the consumer every object in the bucket")
+    return list(dict.fromkeys(prefixes))
+
+
+def _check_targets(named: _Named, args: argparse.Namespace, grantee: pm.Grantee) -> None:
+    """The queue (queue mode) or the topic and the consumer's own queue (topic mode), and the key."""
+    queue_url, topic_arn, kms_key_arn = named.queue_url, named.topic_arn, named.kms_key_arn
     if not queue_url and not topic_arn:
         raise OnboardError(
             "pass --queue-url (the consumer reads the owner's queue) or --topic-arn (the consumer subscribes "
@@ -184,7 +242,11 @@ def build_request(args: argparse.Namespace, default_region: str | None,
     if args.share_queue and not queue_url:
         raise OnboardError("--share-queue is for queue mode (--queue-url, or --consumer's queue): in topic mode the "
                            "consumer reads its own queue")
-    subscriber = args.subscriber_queue_arn
+    _check_subscriber(args.subscriber_queue_arn, topic_arn, grantee)
+
+
+def _check_subscriber(subscriber: str | None, topic_arn: str | None, grantee: pm.Grantee) -> None:
+    """Topic mode's own queue of the consumer: required there, in the consumer's account, and only there."""
     if subscriber and not topic_arn:
         raise OnboardError("--subscriber-queue-arn is for topic mode: pass it with --topic-arn")
     if topic_arn and not subscriber:
@@ -201,35 +263,6 @@ def build_request(args: argparse.Namespace, default_region: str | None,
         if m.group(3) != grantee.account:
             raise OnboardError(f"--subscriber-queue-arn {subscriber!r} is in account {m.group(3)}, not the "
                                f"consumer's account {grantee.account}")
-    if args.revoke and not kms_key_arn:
-        notes.append(
-            "warning: no --kms-key-arn, so no key policy is read: a grant made earlier with a key keeps its "
-            "kms:Decrypt statements. Pass --kms-key-arn ARN (or --outputs-file of a stack with a key) to remove them"
-        )
-    owner = (urlparse(queue_url).path.split("/")[1] if queue_url else TOPIC_ARN_RE.match(topic_arn).group(3))
-    if owner == grantee.account:
-        notes.append(
-            f"the consumer account {grantee.account} owns the queue/topic too; same-account access "
-            "does not need resource policies, but adding them is harmless"
-        )
-    name = args.consumer or f"account-{grantee.account}"
-    if not CONSUMER_NAME_RE.match(name):
-        raise OnboardError(f"--consumer {name!r} cannot name a consumer in cdk.json: use {CONSUMER_NAME_RULE}")
-    if prefixes and len(prefixes) > 1:
-        notes.append(
-            f"cdk.json takes one prefix per consumer; its entry uses the shared prefix {common_prefix(prefixes)!r}"
-        )
-    return Request(
-        grantee=grantee, consumer_name=name, buckets=buckets, prefixes=prefixes, queue_url=queue_url,
-        topic_arn=topic_arn, kms_key_arn=kms_key_arn, region=region, endpoint_url=args.endpoint_url,
-        apply=args.apply, revoke=args.revoke, notes=notes, subscriber_queue_arn=subscriber, force=args.force,
-        cdk_context=cdk_context,
-        stack_consumers=tuple(outputs.consumer_names()) if outputs is not None and "Consumers" in outputs.values
-        else (),
-        share_queue=args.share_queue,
-        declared_queue_readers=declared_queue_readers(queue_url, queue_consumer, outputs, cdk_context)
-        if queue_url else {},
-    )
 
 
 def _queue_key(url: str) -> list[str]:

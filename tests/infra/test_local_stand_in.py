@@ -9,7 +9,8 @@ import pytest
 
 from infra import STACK_NAME
 from infra.contract import POLICY_OWNER_TAG
-from infra.local_stand_in import StandInError, deploy_to_moto, synth_template, write_outputs_file
+from infra.local_stand_in import deploy_to_moto, synth_template, write_outputs_file
+from infra.stand_in import StandInError
 from s3sqs.config.options import name_in_queue_url
 from s3sqs.job import metrics as job_metrics
 from ops.stack_outputs import StackOutputs, load_outputs

@@ -406,7 +406,7 @@ class Meddler:
             doc = json.loads(text)
             doc["Statement"].append({"Sid": f"Colleague{self.reads}", "Effect": "Allow",
                                      "Principal": {"AWS": f"arn:aws:iam::{STRANGER}:root"},
-                                     "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{self.inner.bucket}/c/*"})
+                                     "Action": "s3:GetObject", "Resource": f"arn:aws:s3:::{self.inner.name}/c/*"})
             self.inner.write(doc)
             text = self.inner.read()
         return text

@@ -248,7 +248,7 @@ def test_kms_statements_pin_the_service_and_the_encryption_context():
     assert sqs["Condition"]["StringEquals"] == {"kms:ViaService": "sqs.eu-west-1.amazonaws.com",
                                                 "kms:EncryptionContext:aws:sqs:arn": q}
     assert s3["Condition"]["StringEquals"] == {"kms:ViaService": "s3.eu-west-1.amazonaws.com"}
-    assert s3["Condition"]["ArnLike"]["kms:EncryptionContext:aws:s3:arn"] == ["arn:aws:s3:::bkt", "arn:aws:s3:::bkt/*"]
+    assert s3["Condition"]["StringLike"]["kms:EncryptionContext:aws:s3:arn"] == ["arn:aws:s3:::bkt", "arn:aws:s3:::bkt/*"]
     # Nothing through S3 for a bucket the key does not encrypt, nothing at all in topic mode then.
     assert [x["Sid"] for x in pm.kms_statements(acct(), "eu-west-1", queue_arn=q, bucket_arns=[])] == [sqs["Sid"]]
     assert pm.kms_statements(acct(), "eu-west-1", queue_arn=None, bucket_arns=[]) == []
@@ -440,6 +440,21 @@ def test_the_describe_key_statements_of_earlier_versions_are_upgraded_and_still_
     # Revoke matches by Sid, so what earlier versions wrote goes.
     revoked = pm.plan_revoke(doc, pm.kms_sid_matcher(acct()), "key policy")
     assert revoked.after["Statement"] == [FOREIGN["Statement"][0]]
+
+
+def test_the_arn_like_encryption_context_of_earlier_versions_is_upgraded():
+    """Earlier versions matched the S3 encryption context with ArnLike; the same ARNs match StringLike, which the
+    stack's own grants use: a grant replaces that form without calling it a hand edit."""
+    q = "arn:aws:sqs:eu-west-1:222222222222:q"
+    new = pm.kms_statements(acct(), "eu-west-1", queue_arn=q, bucket_arns=["arn:aws:s3:::bkt"])
+    s3 = new[1]
+    # The account grant's own ArnLike (aws:PrincipalArn) held the encryption context too.
+    old = {**s3, "Condition": {"StringEquals": s3["Condition"]["StringEquals"],
+                               "ArnLike": {**s3["Condition"]["StringLike"], **s3["Condition"]["ArnLike"]}}}
+    for earlier in (old, {**old, "Action": ["kms:Decrypt", "kms:DescribeKey"]}):
+        doc = json.dumps(_queue_policy(new[0], earlier))
+        plan = pm.plan_grant(doc, new, "key policy", superseded=pm.legacy_kms_statements(new))
+        assert plan.conflicts == () and plan.after["Statement"] == new
 
 
 def _deny(**over):
