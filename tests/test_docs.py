@@ -142,3 +142,13 @@ def test_the_source_s_page_lists_every_auto_loader_option_the_source_knows():
     for name in [f"cloudFiles.{n}" for n in AUTO_LOADER_SAME] + list(AUTO_LOADER_RENAMED) + list(AUTO_LOADER_UNSUPPORTED):
         short = name.rsplit(".", 1)[-1] if name.startswith("cloudFiles.schemaInference") else name
         assert f"`{name}`" in section or f"`.{short}`" in section, name
+
+
+def test_the_source_s_page_lists_every_format_option_in_its_format_s_row():
+    from s3sqs.config.format_options import FORMAT_OPTIONS
+
+    text = (REPO / "docs" / "source.md").read_text()
+    table = text[text.index("### Formats"):]
+    for fmt, options in FORMAT_OPTIONS.items():
+        row = next(line for line in table.splitlines() if re.match(rf"\| [^|]*`{fmt}`", line))
+        assert not [name for name in options if f"`{name}" not in row], fmt

@@ -30,7 +30,7 @@ def test_a_big_avro_file_on_s3_is_streamed_in_a_few_gets(moto_endpoint, monkeypa
     s3 = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
     s3.create_bucket(Bucket="big-avro")
     etag = s3.put_object(Bucket="big-avro", Key="in/big.avro", Body=data)["ETag"].strip('"')
-    monkeypatch.setattr(avro, "PART_BYTES", 1 << 20)  # several parts
+    monkeypatch.setattr(avro.reader, "PART_BYTES", 1 << 20)  # several parts
     monkeypatch.setattr(avro, "read", lambda *a, **k: pytest.fail("a big Avro file was read whole"))
 
     gets = []

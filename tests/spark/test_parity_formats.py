@@ -249,8 +249,8 @@ def avro_files(tmp_path_factory) -> list[Path]:
 @pytest.fixture(scope="module")
 def avro_columnar_files(tmp_path_factory) -> list[Path]:
     from fastavro.schema import expand_schema
-    from s3sqs.reading.formats.avro import COLUMNAR_RECORDS
-    from s3sqs.reading.formats.avro_columns import decodes_as_spark
+    from s3sqs.reading.formats.avro.columnar import decodes_as_spark
+    from s3sqs.reading.formats.avro.reader import COLUMNAR_RECORDS
     parsed = fastavro.parse_schema(AVRO_COLUMNAR_SCHEMA)
     assert decodes_as_spark(expand_schema(parsed))
     d = tmp_path_factory.mktemp("avro_columnar")

@@ -221,7 +221,7 @@ PLAIN_DDL = ("id LONG, n INT, amount DOUBLE, f FLOAT, ok BOOLEAN, m DECIMAL(9,2)
 
 
 def test_a_plain_file_is_read_by_the_fast_path_with_sparks_values(spark, tmp_path):
-    from s3sqs.reading.formats.xml_fast import TAKEN
+    from s3sqs.reading.formats.xml.fast import TAKEN
     values = [("1", "-2", "1.5", "0.1", "true", "1.005", "2024-01-02", "2024-01-02T03:04:05Z", " a &amp; b "),
               ("+7", "--5", "1,234.5", "1e3", "0", "-3", "2024-02-29", "2024-01-02T03:04:05.123+05:30", ""),
               ("  ", "0012", "NaN", ".5", "FALSE", "99.999", "0999-12-31", "2024", "&lt;x&gt;"),
@@ -251,7 +251,7 @@ PARITY_CORPUS = [  # (text, ddl) of the cases above: the two paths agree on each
 def test_the_fast_and_the_exact_path_agree_on_the_parity_corpus(spark, mode):
     from s3sqs.planning.source import arrow_schema
     from s3sqs.reading.formats import xml
-    from s3sqs.reading.formats.xml_fast import TAKEN
+    from s3sqs.reading.formats.xml.fast import TAKEN
     fast_before = TAKEN["fast"]
     for text, ddl in PARITY_CORPUS:
         fields = list(arrow_schema(spark.createDataFrame([], ddl).schema))

@@ -16,7 +16,9 @@ import pytest
 from fastavro.schema import expand_schema
 
 from s3sqs.core.files import S3File
-from s3sqs.reading.formats import FormatOptions, MalformedFile, avro, avro_columns, reader_of
+from s3sqs.reading.formats import FormatOptions, MalformedFile, reader_of
+from s3sqs.reading.formats.avro import columnar as avro_columns
+from s3sqs.reading.formats.avro import reader as avro_reader
 
 UTC = dt.timezone.utc
 STATE = {"type": "enum", "name": "State", "symbols": ["NEW", "PAID", "GONE"]}
@@ -136,23 +138,23 @@ def test_a_big_file_in_parts_gives_the_same_rows(calls, monkeypatch):
     rnd = random.Random(3)
     data = avro_file(SCHEMA, [order(i, rnd) for i in range(3000)], sync_interval=2000)
     fields = list(reader_of("avro").infer(pa.py_buffer(data), FormatOptions("avro")))
-    monkeypatch.setattr(avro, "PART_BYTES", 50_000)
+    monkeypatch.setattr(avro_reader, "PART_BYTES", 50_000)
     parts = list(reader_of("avro").read_parts(io.BytesIO(data), fields, FormatOptions("avro")))
     whole = by_records(monkeypatch, pa.py_buffer(data), fields, FormatOptions("avro"))
     assert len(parts) > 3 and all(c is not None for c in calls)
-    assert len(calls) == sum(p.table.num_rows >= avro.COLUMNAR_RECORDS for p in parts) >= len(parts) - 1
+    assert len(calls) == sum(p.table.num_rows >= avro_reader.COLUMNAR_RECORDS for p in parts) >= len(parts) - 1
     assert same(pa.concat_tables([p.table for p in parts]), whole.table)
 
 
 def test_a_few_records_are_decoded_by_fastavro_which_is_quicker_there(calls, monkeypatch):
     rnd = random.Random(9)
-    few = pa.py_buffer(avro_file(SCHEMA, [order(i, rnd) for i in range(avro.COLUMNAR_RECORDS - 1)]))
+    few = pa.py_buffer(avro_file(SCHEMA, [order(i, rnd) for i in range(avro_reader.COLUMNAR_RECORDS - 1)]))
     fields = [pa.field("id", pa.int64()), pa.field("ref", pa.string())]
     assert same(reader_of("avro").read(few, fields, FormatOptions("avro")).table,
                 by_records(monkeypatch, few, fields, FormatOptions("avro")).table)
     assert calls == []
-    enough = pa.py_buffer(avro_file(SCHEMA, [order(i, rnd) for i in range(avro.COLUMNAR_RECORDS)]))
-    assert reader_of("avro").read(enough, fields, FormatOptions("avro")).table.num_rows == avro.COLUMNAR_RECORDS
+    enough = pa.py_buffer(avro_file(SCHEMA, [order(i, rnd) for i in range(avro_reader.COLUMNAR_RECORDS)]))
+    assert reader_of("avro").read(enough, fields, FormatOptions("avro")).table.num_rows == avro_reader.COLUMNAR_RECORDS
     assert len(calls) == 1 and calls[0] is not None
 
 

@@ -6,12 +6,13 @@ import numpy as np
 import pyarrow as pa
 import pytest
 
-from s3sqs.config.format_options import defaults
+from s3sqs.config.format_options import CsvOptions, typed
 from s3sqs.reading import blocks
 from s3sqs.reading.blocks import cut_blocks, header_prefix, read_in_blocks, splittable
-from s3sqs.reading.formats import FormatOptions, csv_blocks
+from s3sqs.reading.formats import FormatOptions
+from s3sqs.reading.formats.csv import blocks as csv_blocks
 from s3sqs.reading.formats.base import decode
-from s3sqs.reading.formats.csv_tokens import Dialect, records
+from s3sqs.reading.formats.csv.tokens import Dialect, records
 from tests.unit.test_big_files import read_by_a_task, read_whole_and_in_blocks, reads
 
 PLAIN = ['{i},plain {i},{i}.5', '{i},"quoted, {i}",1', '{i},"two\nlines {i}",2', '{i},"three\n\nlines",3',
@@ -31,22 +32,22 @@ def document(seed: int, pieces: list[str], newline: str, rows: int = 80, header:
     return (head + body + (newline if seed % 2 else "")).encode()
 
 
-def opts(**given) -> dict:
-    return {**defaults("csv"), "multiLine": True, **given}
+def opts(**given) -> CsvOptions:
+    return typed("csv", {"multiLine": True, **given})
 
 
-def cut(data: bytes, size: int, o: dict) -> list[bytes]:
+def cut(data: bytes, size: int, o: CsvOptions) -> list[bytes]:
     return list(cut_blocks(reads(data), size, lambda d: csv_blocks.block_end(d, o)))
 
 
-def block_records(data: bytes, out: list[bytes], o: dict) -> list[list]:
+def block_records(data: bytes, out: list[bytes], o: CsvOptions) -> list[list]:
     """The records of each block, read as the reader reads it (every block but the first after the
     header), the header's record left out but once."""
-    head = header_prefix(data, o) if o["header"] else b""
+    head = header_prefix(data, o) if o.header else b""
     got = []
     for i, b in enumerate(out):
         recs = list(records(decode(b if i == 0 else head + b, "utf-8"), Dialect.of(o)))
-        got += recs[1:] if i and o["header"] else recs
+        got += recs[1:] if i and o.header else recs
     return got
 
 
@@ -110,7 +111,7 @@ def test_which_multiline_files_are_streamed_and_none_split(given, size, streamed
     o = opts(**given)
     assert read_in_blocks("csv", o, "k/f.csv", size) is streamed
     assert not splittable("csv", o, "k/f.csv")
-    assert not read_in_blocks("json", {"multiLine": True}, "k/f.json", blocks.BIG_FILE_BYTES + 1)
+    assert not read_in_blocks("json", typed("json", {"multiLine": True}), "k/f.json", blocks.BIG_FILE_BYTES + 1)
 
 
 FIELDS = [pa.field("id", pa.int64()), pa.field("name", pa.string()), pa.field("score", pa.float64())]

@@ -5,7 +5,7 @@ the chunks the stream gives, bad bytes included."""
 import pyarrow as pa
 import pytest
 
-from s3sqs.config.format_options import defaults
+from s3sqs.config.format_options import CsvOptions
 from s3sqs.reading.big import RangeStream
 from s3sqs.reading.blocks import read_in_blocks, splittable, transcoded
 from s3sqs.reading.formats import FormatOptions
@@ -52,8 +52,8 @@ def test_a_bad_byte_becomes_what_the_whole_file_s_decoding_gives(encoding, data,
 
 def test_which_encodings_are_decoded_first_and_never_split():
     for enc in ("utf-16", "UTF-32", "shift_jis", "gb18030"):
-        o = {**defaults("csv"), "encoding": enc}
+        o = CsvOptions(encoding=enc)
         assert transcoded(o) and not splittable("csv", o, "k/f.csv") and read_in_blocks("csv", o, "k/f.csv", 1 << 30)
     for enc in ("utf-8", "latin-1", "ascii", "cp1252"):
-        o = {**defaults("csv"), "encoding": enc}
+        o = CsvOptions(encoding=enc)
         assert not transcoded(o) and splittable("csv", o, "k/f.csv")

@@ -14,7 +14,9 @@ from s3sqs.reading import blocks
 from s3sqs.reading.big import raw_blocks, stream_rows
 from s3sqs.reading.blocks import header_prefix, line_blocks, split_ranges, splittable
 from s3sqs.reading.filesystems import Filesystems
-from s3sqs.reading.formats import FormatOptions, MalformedFile, avro, avro_pieces, reader_of
+from s3sqs.config.format_options import CsvOptions, typed
+from s3sqs.reading.formats import FormatOptions, MalformedFile, avro, reader_of
+from s3sqs.reading.formats.avro import pieces as avro_pieces
 from s3sqs.reading.reader import ReadSpec, read_partition
 
 import pyarrow.fs as pafs
@@ -127,7 +129,7 @@ def test_split_ranges_and_split_files():
     with pytest.raises(ValueError, match="positive"):
         split_ranges(10, 0)
     big, small, gz = S3File("b", "big.csv", 10), S3File("b", "s.csv", 3), S3File("b", "big.csv.gz", 10)
-    items = partitions.split_files([big, small, gz], lambda f: splittable("csv", {}, f.path), 4)
+    items = partitions.split_files([big, small, gz], lambda f: splittable("csv", CsvOptions(), f.path), 4)
     assert items == [Piece(big, 0, 4), Piece(big, 4, 4), Piece(big, 8, 2), small, gz]
     assert [partitions.item_size(i) for i in items] == [4, 4, 2, 3, 10]
     groups = partitions.pack(items, partitions.item_size, 4, 2, open_cost=0)
@@ -149,13 +151,13 @@ def test_pieces_shrink_to_spread_a_batch_over_its_slots_as_spark_s_max_split_byt
     ("json", {"encoding": "utf-16"}, False), ("text", {"wholetext": True}, False), ("xml", {}, False),
     ("parquet", {}, False), ("orc", {}, False), ("avro", {}, True), ("csv", {"lineSep": ";"}, False)])
 def test_which_files_split(fmt, opts, ok):
-    assert splittable(fmt, opts, "k/f") is ok
+    assert splittable(fmt, typed(fmt, opts), "k/f") is ok
 
 
 def test_the_csv_header_prefix_takes_blank_and_comment_lines_before_it():
-    assert header_prefix(b"\n# c\nid,name\n1,a\n", {"comment": "#"}) == b"\n# c\nid,name\n"
-    assert header_prefix(b"\xef\xbb\xbfid\n1\n", {}) == b"\xef\xbb\xbfid\n"
-    assert header_prefix(b"id,na", {}) is None
+    assert header_prefix(b"\n# c\nid,name\n1,a\n", CsvOptions(comment="#")) == b"\n# c\nid,name\n"
+    assert header_prefix(b"\xef\xbb\xbfid\n1\n", CsvOptions()) == b"\xef\xbb\xbfid\n"
+    assert header_prefix(b"id,na", CsvOptions()) is None
 
 
 CSV = (b"\xef\xbb\xbfid,name,score\r\n\r\n1,a,1.5\n2,\"b, c\",2\n3,\"x\ny\",3\nbad,z,1\n4,d\n5,\"q\"\"q\",5\n"
@@ -293,14 +295,14 @@ def test_big_avro_files_are_read_a_few_blocks_at_a_time(rescued, tmp_path, monke
     fields = [pa.field("id", pa.int64()), pa.field("name", pa.string())]
     fo = FormatOptions("avro", {}, "PERMISSIVE", rescued)
     reader = reader_of("avro")
-    monkeypatch.setattr(avro, "PART_BYTES", 64 << 10)
+    monkeypatch.setattr(avro.reader, "PART_BYTES", 64 << 10)
     with open(path, "rb") as fh:
         parts = list(reader.read_parts(fh, fields, fo, local(path)))
     assert len(parts) > 4 and all(p.unknown == ("extra",) for p in parts)
     whole = reader.read(pa.py_buffer(path.read_bytes()), fields, fo, local(path))
     assert pa.concat_tables([p.table for p in parts]).equals(whole.table)
     # Through the task's reader: streamed above BIG_COMPRESSED_BYTES (Avro is compressed inside), same rows.
-    assert [blocks.read_in_blocks("avro", {}, "f.avro", size) for size in (4 << 20, 5 << 20)] == [False, True]
+    assert [blocks.read_in_blocks("avro", typed("avro", {}), "f.avro", size) for size in (4 << 20, 5 << 20)] == [False, True]
     monkeypatch.setattr(blocks, "BIG_COMPRESSED_BYTES", 0)
     monkeypatch.setattr(avro, "read", lambda *a, **k: pytest.fail("a big Avro file was read whole"))
     schema = pa.schema(fields)
@@ -315,7 +317,7 @@ def test_pieces_of_an_avro_file_read_every_block_once_by_its_sync_marker(piece_b
     path = tmp_path / "f.avro"
     write_avro(path, n)  # blocks of about 16 KB
     size = path.stat().st_size
-    assert blocks.splittable("avro", {}, "f.avro")
+    assert blocks.splittable("avro", typed("avro", {}), "f.avro")
     fields = [pa.field("id", pa.int64()), pa.field("name", pa.string())]
     fo = FormatOptions("avro", {}, "PERMISSIVE", None)
     ids = []

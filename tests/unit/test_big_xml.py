@@ -10,8 +10,9 @@ from s3sqs.reading import blocks
 from s3sqs.reading.big import stream_rows
 from s3sqs.reading.blocks import cut_blocks, read_in_blocks
 from s3sqs.reading.filesystems import Filesystems
+from s3sqs.config.format_options import XmlOptions, typed
 from s3sqs.reading.formats import FormatOptions, MalformedFile, reader_of, xml
-from s3sqs.reading.formats.xml_records import records
+from s3sqs.reading.formats.xml.records import records
 from tests.unit.test_big_files import local, read_by_a_task, read_whole_and_in_blocks, reads
 
 PIECES = [
@@ -40,7 +41,7 @@ def document(seed: int, rows: int = 60) -> bytes:
 
 
 def xml_blocks(data: bytes, size: int, tag: str = "row") -> list[bytes]:
-    return list(cut_blocks(reads(data), size, lambda d: xml.block_end(d, {"rowTag": tag, "encoding": "utf-8"})))
+    return list(cut_blocks(reads(data), size, lambda d: xml.block_end(d, XmlOptions(row_tag=tag))))
 
 
 @pytest.mark.parametrize("seed", range(12))
@@ -63,7 +64,7 @@ def test_a_row_longer_than_a_block_makes_a_longer_block():
 
 def test_a_row_tag_outside_ascii_is_found_in_the_file_s_encoding():
     data = "<r><é>1</é><é>2</é></r>".encode("latin-1")
-    out = list(cut_blocks(reads(data), 3, lambda d: xml.block_end(d, {"rowTag": "é", "encoding": "latin-1"})))
+    out = list(cut_blocks(reads(data), 3, lambda d: xml.block_end(d, XmlOptions(row_tag="é", encoding="latin-1"))))
     assert out[:2] == [b"<r>", "<\xe9>1</\xe9>".encode("latin-1")] and b"".join(out) == data
 
 
@@ -83,9 +84,9 @@ def test_plain_rows_in_blocks_take_the_fast_path_block_by_block(tmp_path):
     path = tmp_path / "plain.xml"
     path.write_bytes(data)
     fo = FormatOptions("xml", {"rowTag": "row", "encoding": "utf-8"})
-    before = xml.TAKEN.copy()
+    before = xml.fast.TAKEN.copy()
     parts = list(stream_rows(Filesystems(None), Piece(local(path), 0, None), reader_of("xml"), FIELDS, fo, 4096))
-    assert len(parts) > 10 and xml.TAKEN["fast"] - before["fast"] == len(parts)
+    assert len(parts) > 10 and xml.fast.TAKEN["fast"] - before["fast"] == len(parts)
     assert [r["id"] for p in parts for r in p.table.to_pylist()] == list(range(3000))
 
 
@@ -95,8 +96,8 @@ def test_plain_rows_in_blocks_take_the_fast_path_block_by_block(tmp_path):
     ({"rowTag": "row", "encoding": "utf-16"}, blocks.BIG_FILE_BYTES + 1, True),  # decoded as it streams
 ])
 def test_which_xml_files_are_streamed(opts, size, streamed):
-    assert read_in_blocks("xml", opts, "k/f.xml", size) is streamed
-    assert read_in_blocks("xml", opts, "k/f.xml.gz", blocks.BIG_COMPRESSED_BYTES + 1)
+    assert read_in_blocks("xml", typed("xml", opts), "k/f.xml", size) is streamed
+    assert read_in_blocks("xml", typed("xml", opts), "k/f.xml.gz", blocks.BIG_COMPRESSED_BYTES + 1)
 
 
 def test_a_big_xml_file_goes_through_the_task_s_reader_in_blocks(tmp_path, monkeypatch):

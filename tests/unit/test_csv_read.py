@@ -5,8 +5,9 @@ import json
 import pyarrow as pa
 import pytest
 
-from s3sqs.reading.formats import FormatOptions, MalformedFile, csv_fast
+from s3sqs.reading.formats import FormatOptions, MalformedFile
 from s3sqs.reading.formats import csv as reader
+from s3sqs.reading.formats.csv import fast as csv_fast
 
 FIELDS = [pa.field("id", pa.int64()), pa.field("name", pa.string())]
 

@@ -2,12 +2,12 @@
 (PySpark 4.3 and 4.0.2, see tests/spark/test_parity_csv.py for the same cases end to end)."""
 import pytest
 
-from s3sqs.config.format_options import defaults
-from s3sqs.reading.formats.csv_tokens import Dialect, QuotedEmpty, records
+from s3sqs.config.format_options import typed
+from s3sqs.reading.formats.csv.tokens import Dialect, QuotedEmpty, records
 
 
 def split(text: str, **opts) -> list[list]:
-    return list(records(text, Dialect.of({**defaults("csv"), **opts})))
+    return list(records(text, Dialect.of(typed("csv", opts))))
 
 
 @pytest.mark.parametrize("text,opts,expected", [

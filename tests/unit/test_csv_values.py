@@ -6,15 +6,15 @@ from decimal import Decimal
 import pyarrow as pa
 import pytest
 
-from s3sqs.config.format_options import defaults
-from s3sqs.reading.formats.csv_rows import convert_column
-from s3sqs.reading.formats.csv_values import exact_cast
+from s3sqs.config.format_options import typed
+from s3sqs.reading.formats.csv.rows import convert_column
+from s3sqs.reading.formats.csv.values import exact_cast
 
-OPTS = defaults("csv")
+OPTS = typed("csv", {})
 
 
 def convert(values, typ, **opts):
-    arr, misfits = convert_column(values, typ, {**OPTS, **opts})
+    arr, misfits = convert_column(values, typ, typed("csv", opts))
     return arr.to_pylist(), misfits
 
 

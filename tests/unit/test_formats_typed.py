@@ -15,8 +15,8 @@ import pytest
 from s3sqs.config.format_options import reader_options
 from s3sqs.core.files import S3File
 from s3sqs.reading.formats import FormatOptions, MalformedFile, reader_of
-from s3sqs.reading.formats.avro_schema import arrow_schema
-from s3sqs.reading.formats.typed_schema import unknown_fields
+from s3sqs.reading.formats.avro.schema import arrow_schema
+from s3sqs.reading.formats.common.typed_schema import unknown_fields
 
 CSV = b"id,name\n1,a\n2,b\n"
 

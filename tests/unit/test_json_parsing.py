@@ -5,7 +5,7 @@ import pyarrow as pa
 import pytest
 
 from s3sqs.reading.formats import FormatOptions, reader_of
-from s3sqs.reading.formats.json_infer import infer_schema
+from s3sqs.reading.formats.json.inference import infer_schema
 
 
 def read(text: str, fields, **opts):

@@ -3,7 +3,7 @@ lenient by default, strict by a pattern, micros/days since the epoch, BadDatetim
 import pytest
 
 from s3sqs.config.format_options import ISO_DATE, ISO_TIMESTAMP
-from s3sqs.reading.formats.spark_datetime import (BadDatetime, date_parser, lenient_date, lenient_timestamp,
+from s3sqs.reading.formats.common.spark_datetime import (BadDatetime, date_parser, lenient_date, lenient_timestamp,
                                                   or_none, timestamp_parser)
 
 US = 1_000_000

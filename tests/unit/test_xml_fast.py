@@ -1,4 +1,4 @@
-"""The XML fast path (xml_fast) gives exactly the rows, unknown fields and counts of the step-by-step path
+"""The XML fast path (xml/fast.py) gives exactly the rows, unknown fields and counts of the step-by-step path
 (xml.read_exact), and is taken for plain files only: anything it cannot read exactly goes the other way."""
 import json
 
@@ -7,7 +7,7 @@ import pytest
 
 from s3sqs.config.format_options import reader_options
 from s3sqs.reading.formats import FormatOptions, xml
-from s3sqs.reading.formats.xml_fast import TAKEN
+from s3sqs.reading.formats.xml.fast import TAKEN
 
 TYPES = [pa.field("i", pa.int64()), pa.field("n", pa.int32()), pa.field("s", pa.int16()), pa.field("b", pa.int8()),
          pa.field("d", pa.float64()), pa.field("f", pa.float32()), pa.field("ok", pa.bool_()),

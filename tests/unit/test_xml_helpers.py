@@ -3,10 +3,11 @@ bookkeeping (unknown fields, reason, rescued data, modes) and its refusal of ent
 import pyarrow as pa
 import pytest
 
+from s3sqs.config.format_options import XmlOptions
 from s3sqs.reading.formats import FormatOptions, MalformedFile, reader_of
-from s3sqs.reading.formats.xml_events import END, ERROR, START, TEXT, row_events
-from s3sqs.reading.formats.xml_records import records
-from s3sqs.reading.formats.xml_values import BadValue, caster
+from s3sqs.reading.formats.xml.events import END, ERROR, START, TEXT, row_events
+from s3sqs.reading.formats.xml.records import records
+from s3sqs.reading.formats.xml.values import BadValue, caster
 
 
 def test_rows_are_found_as_sparks_text_scan_finds_them():
@@ -38,7 +39,7 @@ def test_no_entity_can_be_declared_or_expanded():
     (pa.decimal128(7, 2), "1e2", __import__("decimal").Decimal("100.00")),
 ])
 def test_values_parse_as_the_jvm_parses_them(typ, text, value):
-    assert caster(typ, {})(text) == value
+    assert caster(typ, XmlOptions())(text) == value
 
 
 @pytest.mark.parametrize("typ, text", [
@@ -48,7 +49,7 @@ def test_values_parse_as_the_jvm_parses_them(typ, text, value):
 ])
 def test_values_that_do_not_parse(typ, text):
     with pytest.raises(BadValue):
-        caster(typ, {})(text)
+        caster(typ, XmlOptions())(text)
 
 
 FIELDS = [pa.field("a", pa.int64()), pa.field("s", pa.struct([pa.field("x", pa.string())]))]

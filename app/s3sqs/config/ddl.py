@@ -116,22 +116,15 @@ def _quote_string(text: str) -> str:
 
 # ---------------------------------------------------------------- types
 
-# Type keyword -> Spark's simpleString for the types that take no parameters.
-_SIMPLE_TYPES = {
-    "boolean": "boolean",
-    "tinyint": "tinyint", "byte": "tinyint",
-    "smallint": "smallint", "short": "smallint",
-    "int": "int", "integer": "int",
-    "bigint": "bigint", "long": "bigint",
-    "float": "float", "real": "float",
-    "double": "double",
-    "date": "date",
-    "timestamp": "timestamp", "timestamp_ltz": "timestamp",
-    "timestamp_ntz": "timestamp_ntz",
-    "binary": "binary",
-    "string": "string",
-    "variant": "variant",  # JSON only (the source checks that when the query starts)
+# Spark's simpleString of each type that takes no parameters -> the keywords that name it.
+_KEYWORDS = {
+    "boolean": ("boolean",), "tinyint": ("tinyint", "byte"), "smallint": ("smallint", "short"),
+    "int": ("int", "integer"), "bigint": ("bigint", "long"), "float": ("float", "real"), "double": ("double",),
+    "date": ("date",), "timestamp": ("timestamp", "timestamp_ltz"), "timestamp_ntz": ("timestamp_ntz",),
+    "binary": ("binary",), "string": ("string",),
+    "variant": ("variant",),  # JSON only (the source checks that when the query starts)
 }
+_SIMPLE_TYPES = {keyword: simple for simple, keywords in _KEYWORDS.items() for keyword in keywords}
 # simpleString -> Spark's JSON type name, where they differ.
 _JSON_NAMES = {"tinyint": "byte", "smallint": "short", "int": "integer", "bigint": "long"}
 _LENGTH_TYPES = {"char": "char", "character": "char", "varchar": "varchar"}

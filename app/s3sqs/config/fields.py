@@ -12,7 +12,8 @@ from typing import Annotated, Any, Callable, Iterable
 from pydantic import BeforeValidator, ValidationError
 
 from ..core.names import closest
-from ..core.units import parse_duration_seconds, parse_size_bytes
+from ..core.units import parse_duration_seconds
+from .format_options import positive_size
 
 TRUE, FALSE = ("true", "1", "yes"), ("false", "0", "no")
 
@@ -76,13 +77,7 @@ def _duration(bare_unit: str | None) -> Callable[[Any], float]:
 
 
 def _size(v: Any) -> int:
-    try:
-        n = parse_size_bytes(str(v))
-    except ValueError:
-        raise ValueError(f"must be a size like 512m, 1g or 1048576; got {v!r}") from None
-    if n <= 0:
-        raise ValueError(f"must be positive, got {v!r}")
-    return n
+    return positive_size(v, "512m, 1g or 1048576;")
 
 
 def _text(v: Any) -> str:

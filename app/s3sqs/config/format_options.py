@@ -1,14 +1,17 @@
-"""Each format's reader options: Spark's names, defaults and meanings, validated where they enter.
+"""Each format's reader options: Spark's names, defaults and meanings, validated where they enter, and the
+typed value each reader gets.
 
-Pure data, safe for the executors to import. The readers (reading/formats/) get a plain dict of every option of their format, by its canonical name,
-with the defaults filled in, so a reader never guesses a default. Names match case-insensitively, and
-Spark's synonyms (`delimiter` for `sep`, `charset` for `encoding`) are accepted.
+Pure data, safe for the executors to import. Each format has a frozen dataclass of its options (CsvOptions,
+JsonOptions, ...): a field per option, in snake case, that declares Spark's name, the default and the
+parser; FORMAT_OPTIONS, the table `reader_options` validates by, is derived from them. Names match
+case-insensitively, and Spark's synonyms (`delimiter` for `sep`, `charset` for `encoding`) are accepted.
 
-To add an option: one line in FORMAT_OPTIONS, its meaning in the format's reader, a row in docs/source.md (or docs/formats.md).
+To add an option: a field of the format's class here, its meaning in the format's reader (reading/formats/),
+a row in docs/source.md and docs/formats.md, a test (docs/layout.md lists them).
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field, fields
 from typing import Any, Callable
 
 from ..core.units import parse_size_bytes
@@ -26,6 +29,17 @@ def parse_bool(v: str) -> bool:
     if s in ("false", "0", "no"):
         return False
     raise ValueError(f"must be true or false, got {v!r}")
+
+
+def positive_size(v: Any, like: str) -> int:
+    """Bytes from a size such as 512m or 1g; ValueError("must be a size like <like> got ...") otherwise."""
+    try:
+        n = parse_size_bytes(str(v))
+    except ValueError:
+        raise ValueError(f"must be a size like {like} got {v!r}") from None
+    if n <= 0:
+        raise ValueError(f"must be positive, got {v!r}")
+    return n
 
 
 def _char(v: str) -> str:
@@ -56,13 +70,7 @@ def _encoding(v: str) -> str:
 
 
 def _size(v: str) -> int:
-    try:
-        n = parse_size_bytes(v)
-    except ValueError:
-        raise ValueError(f"must be a size like 512m or 1g, got {v!r}") from None
-    if n <= 0:
-        raise ValueError(f"must be positive, got {v!r}")
-    return n
+    return positive_size(v, "512m or 1g,")
 
 
 def _text(v: str) -> str:
@@ -71,39 +79,86 @@ def _text(v: str) -> str:
 
 @dataclass(frozen=True)
 class Opt:
-    parse: Callable[[str], Any]
+    name: str  # Spark's
     default: Any
+    parse: Callable[[str], Any]
     keep_blank: bool = False  # an empty value means something ('' turns quoting off); otherwise it is "not given"
 
 
-_DATES = {"dateFormat": Opt(_text, ISO_DATE), "timestampFormat": Opt(_text, ISO_TIMESTAMP)}
+def option(name: str, default: Any, parse: Callable[[str], Any], keep_blank: bool = False):
+    """A field of a format's options class: the option Spark calls `name`, its default and its parser."""
+    return field(default=default, metadata={"opt": Opt(name, default, parse, keep_blank)})
 
-FORMAT_OPTIONS: dict[str, dict[str, Opt]] = {
-    FileFormat.CSV: {
-        "sep": Opt(_char, ","), "quote": Opt(_char_or_off, '"', True), "escape": Opt(_char_or_off, "\\", True),
-        "comment": Opt(_char_or_off, "", True), "header": Opt(parse_bool, False),
-        "nullValue": Opt(_text, "", True), "emptyValue": Opt(_text, "", True), **_DATES,
-        "encoding": Opt(_encoding, "utf-8"), "multiLine": Opt(parse_bool, False),
-        "ignoreLeadingWhiteSpace": Opt(parse_bool, False), "ignoreTrailingWhiteSpace": Opt(parse_bool, False),
-        "lineSep": Opt(_char, None),  # None: \n, \r\n and \r all end a line
-    },
-    FileFormat.JSON: {
-        "multiLine": Opt(parse_bool, False), **_DATES, "encoding": Opt(_encoding, "utf-8"),
-        "lineSep": Opt(_line_sep, None), "primitivesAsString": Opt(parse_bool, False),
-        "prefersDecimal": Opt(parse_bool, False),
-    },
-    FileFormat.XML: {
-        "rowTag": Opt(_text, None), "attributePrefix": Opt(_text, "_", True), "valueTag": Opt(_text, "_VALUE"),
-        "nullValue": Opt(_text, None, True), "ignoreNamespace": Opt(parse_bool, False),
-        "ignoreSurroundingSpaces": Opt(parse_bool, True), "excludeAttribute": Opt(parse_bool, False),
-        **_DATES, "encoding": Opt(_encoding, "utf-8"),
-    },
-    FileFormat.TEXT: {"wholetext": Opt(parse_bool, False), "lineSep": Opt(_line_sep, None)},
-    FileFormat.BINARY_FILE: {"maxFileSize": Opt(_size, 512 << 20)},
-    FileFormat.PARQUET: {},
-    FileFormat.ORC: {},
-    FileFormat.AVRO: {},
+
+@dataclass(frozen=True)
+class CsvOptions:
+    sep: str = option("sep", ",", _char)
+    quote: str = option("quote", '"', _char_or_off, keep_blank=True)  # '': quoting off
+    escape: str = option("escape", "\\", _char_or_off, keep_blank=True)
+    comment: str = option("comment", "", _char_or_off, keep_blank=True)
+    header: bool = option("header", False, parse_bool)
+    null_value: str = option("nullValue", "", _text, keep_blank=True)
+    empty_value: str = option("emptyValue", "", _text, keep_blank=True)
+    date_format: str = option("dateFormat", ISO_DATE, _text)
+    timestamp_format: str = option("timestampFormat", ISO_TIMESTAMP, _text)
+    encoding: str = option("encoding", "utf-8", _encoding)
+    multi_line: bool = option("multiLine", False, parse_bool)
+    ignore_leading_white_space: bool = option("ignoreLeadingWhiteSpace", False, parse_bool)
+    ignore_trailing_white_space: bool = option("ignoreTrailingWhiteSpace", False, parse_bool)
+    line_sep: str | None = option("lineSep", None, _char)  # None: \n, \r\n and \r all end a line
+
+
+@dataclass(frozen=True)
+class JsonOptions:
+    multi_line: bool = option("multiLine", False, parse_bool)
+    date_format: str = option("dateFormat", ISO_DATE, _text)
+    timestamp_format: str = option("timestampFormat", ISO_TIMESTAMP, _text)
+    encoding: str = option("encoding", "utf-8", _encoding)
+    line_sep: str | None = option("lineSep", None, _line_sep)  # None: \n, \r\n and \r all end a line
+    primitives_as_string: bool = option("primitivesAsString", False, parse_bool)
+    prefers_decimal: bool = option("prefersDecimal", False, parse_bool)
+
+
+@dataclass(frozen=True)
+class XmlOptions:
+    row_tag: str | None = option("rowTag", None, _text)  # required: reader_options says so
+    attribute_prefix: str = option("attributePrefix", "_", _text, keep_blank=True)
+    value_tag: str = option("valueTag", "_VALUE", _text)
+    null_value: str | None = option("nullValue", None, _text, keep_blank=True)
+    ignore_namespace: bool = option("ignoreNamespace", False, parse_bool)
+    ignore_surrounding_spaces: bool = option("ignoreSurroundingSpaces", True, parse_bool)
+    exclude_attribute: bool = option("excludeAttribute", False, parse_bool)
+    date_format: str = option("dateFormat", ISO_DATE, _text)
+    timestamp_format: str = option("timestampFormat", ISO_TIMESTAMP, _text)
+    encoding: str = option("encoding", "utf-8", _encoding)
+
+
+@dataclass(frozen=True)
+class TextOptions:
+    wholetext: bool = option("wholetext", False, parse_bool)
+    line_sep: str | None = option("lineSep", None, _line_sep)  # None: \n, \r\n and \r all end a line
+
+
+@dataclass(frozen=True)
+class BinaryFileOptions:
+    max_file_size: int = option("maxFileSize", 512 << 20, _size)
+
+
+@dataclass(frozen=True)
+class NoOptions:
+    """Parquet, ORC and Avro: no reader options (the files carry their own types)."""
+
+
+ReaderOptions = CsvOptions | JsonOptions | XmlOptions | TextOptions | BinaryFileOptions | NoOptions
+OPTIONS_CLASSES: dict[str, type] = {
+    FileFormat.CSV: CsvOptions, FileFormat.JSON: JsonOptions, FileFormat.XML: XmlOptions,
+    FileFormat.TEXT: TextOptions, FileFormat.BINARY_FILE: BinaryFileOptions,
+    FileFormat.PARQUET: NoOptions, FileFormat.ORC: NoOptions, FileFormat.AVRO: NoOptions,
 }
+FORMAT_OPTIONS: dict[str, dict[str, Opt]] = {
+    fmt: {f.metadata["opt"].name: f.metadata["opt"] for f in fields(cls)} for fmt, cls in OPTIONS_CLASSES.items()}
+_FIELD_NAMES: dict[str, dict[str, str]] = {  # format -> Spark's name -> the class's field
+    fmt: {f.metadata["opt"].name: f.name for f in fields(cls)} for fmt, cls in OPTIONS_CLASSES.items()}
 SYNONYMS = {"delimiter": "sep", "charset": "encoding"}
 # Formats whose rows can be malformed, so that `mode` applies.
 ROW_FORMATS = (FileFormat.CSV, FileFormat.JSON, FileFormat.XML)
@@ -141,6 +196,13 @@ def reader_options(fmt: str, given: dict[str, str]) -> dict[str, Any]:
         raise ValueError("option 'rowTag' is required for fileFormat xml: the element that holds one row, "
                          "e.g. .option('rowTag', 'book')")
     return out
+
+
+def typed(fmt: str, values: dict[str, Any]) -> ReaderOptions:
+    """The format's options class from values by canonical name, already parsed (reader_options' result);
+    an option left out takes its default."""
+    names = _FIELD_NAMES[fmt]
+    return OPTIONS_CLASSES[fmt](**{names[name]: v for name, v in values.items()})
 
 
 def unreadable_column(fmt: str, columns: list[tuple[str, str]]) -> str | None:

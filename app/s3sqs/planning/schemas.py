@@ -18,13 +18,9 @@ def merge_types(a, b):
         return b
     if b == "void":
         return a
-    if isinstance(a, dict) and isinstance(b, dict) and a["type"] == b["type"]:
-        if a["type"] == "struct":
-            return merge_structs(a, b, widen=True)
-        if a["type"] == "array":
-            return {**a, "elementType": merge_types(a["elementType"], b["elementType"])}
-        if a["type"] == "map":
-            return {**a, "valueType": merge_types(a["valueType"], b["valueType"])}
+    nested = _inside(a, b, widen=True)
+    if nested is not None:
+        return nested
     numeric = _INTEGRAL + _FRACTIONAL
     if a in numeric and b in numeric:
         if a in _INTEGRAL and b in _INTEGRAL:
@@ -49,14 +45,23 @@ def merge_structs(a: dict, b: dict, widen: bool) -> dict:
 
 def _grow(old, new):
     """`old` with the struct fields `new` adds, at any depth; never a changed type."""
-    if isinstance(old, dict) and isinstance(new, dict) and old["type"] == new["type"]:
-        if old["type"] == "struct":
-            return merge_structs(old, new, widen=False)
-        if old["type"] == "array":
-            return {**old, "elementType": _grow(old["elementType"], new["elementType"])}
-        if old["type"] == "map":
-            return {**old, "valueType": _grow(old["valueType"], new["valueType"])}
-    return old
+    grown = _inside(old, new, widen=False)
+    return old if grown is None else grown
+
+
+def _inside(a, b, widen: bool):
+    """Two structs, arrays or maps of one kind, combined inside: structs by merge_structs, an array's
+    elements and a map's values by merge_types (`widen`) or _grow. None when they are not of one such kind."""
+    if not (isinstance(a, dict) and isinstance(b, dict) and a["type"] == b["type"]):
+        return None
+    inner = merge_types if widen else _grow
+    if a["type"] == "struct":
+        return merge_structs(a, b, widen)
+    if a["type"] == "array":
+        return {**a, "elementType": inner(a["elementType"], b["elementType"])}
+    if a["type"] == "map":
+        return {**a, "valueType": inner(a["valueType"], b["valueType"])}
+    return None
 
 
 def evolve(current: dict, additions: list[dict]) -> dict:

@@ -22,6 +22,7 @@ from typing import Callable, Iterator
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from ..config.format_options import CsvOptions, ReaderOptions
 from ..core.files import Piece
 from ..core.vocabulary import FileFormat
 from . import blocks as _blocks
@@ -103,7 +104,7 @@ def line_start_after(fs: pafs.FileSystem, path: str, start: int, sep: bytes) -> 
         stream.close()
 
 
-def csv_header(fs: pafs.FileSystem, path: str, compression: str | None, opts: dict,
+def csv_header(fs: pafs.FileSystem, path: str, compression: str | None, opts: CsvOptions,
                encoding: str | None = None) -> bytes:
     """A CSV file's bytes up to the end of its header line (in UTF-8 when decoded from `encoding`)."""
     stream = RangeStream(fs, path, compression, encoding=encoding)
@@ -119,7 +120,7 @@ def csv_header(fs: pafs.FileSystem, path: str, compression: str | None, opts: di
         stream.close()
 
 
-def raw_blocks(fs: pafs.FileSystem, piece: Piece, opts: dict, block_bytes: int | None = None,
+def raw_blocks(fs: pafs.FileSystem, piece: Piece, opts: ReaderOptions, block_bytes: int | None = None,
                block_end: Callable[[bytearray], int] | None = None, encoding: str | None = None) -> Iterator[bytes]:
     """The piece's lines, in blocks of whole lines (of blocks.BLOCK_BYTES unless told). With
     `block_end(pending bytes)` (a whole file, never split: XML, multiLine CSV), blocks end where it says
@@ -172,7 +173,7 @@ def text_blocks(fs: pafs.FileSystem, piece: Piece, reader, fo: FormatOptions,
     """The options the piece's blocks are read with, and the blocks, each as its reader reads it: a CSV
     header before every block but the file's first (which holds it). A file in an encoding whose line
     breaks are not always those bytes (blocks.transcoded) is decoded as it streams: its blocks are UTF-8."""
-    source = fo.options["encoding"] if _blocks.transcoded(fo.options) else None
+    source = fo.options.encoding if _blocks.transcoded(fo.options) else None
     if source:
         fo = fo.in_utf8()
     return fo, _text_blocks(fs, piece, reader, fo, block_bytes, source)
@@ -182,7 +183,7 @@ def _text_blocks(fs: pafs.FileSystem, piece: Piece, reader, fo: FormatOptions, b
                  source: str | None) -> Iterator[bytes]:
     opts = fo.options
     header = b""
-    if fo.file_format == FileFormat.CSV and opts["header"]:
+    if fo.file_format == FileFormat.CSV and opts.header:
         codec = "detect" if compressed(piece.file.path) else None
         header = csv_header(fs, piece.file.path, codec, opts, source)
     block_end = None

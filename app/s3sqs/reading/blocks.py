@@ -13,8 +13,8 @@ from __future__ import annotations
 import codecs
 from typing import Callable, Iterator
 
+from ..config.format_options import CsvOptions, ReaderOptions
 from ..core.vocabulary import FileFormat
-from .formats.csv_blocks import header_end
 
 BLOCK_BYTES = 8 << 20       # bytes of text parsed at once when a file is read in blocks (peak ~16x)
 BIG_FILE_BYTES = 64 << 20   # a text file above this (uncompressed) is read in blocks, never whole
@@ -27,44 +27,44 @@ _ASCII_SAFE = {"utf-8", "ascii", "iso8859-1", "cp1252"}
 NEWLINE = b"\n"
 
 
-def cuttable(file_format: str, opts: dict) -> bool:
+def cuttable(file_format: str, opts: ReaderOptions) -> bool:
     """Whether a file of this format and options may be read in blocks: of whole lines, CSV and JSON
     without multiLine, text without wholetext; of whole rows (`cut_at_rows`), XML and multiLine CSV whose
     delimiter, quote, escape and comment chars are ASCII. In any encoding: one where a line-break byte, '<'
     or '>' may be part of another character is decoded first (`transcoded`)."""
     if file_format == FileFormat.CSV:
-        if opts.get("multiLine") and not all(
-                c < "\x80" for c in (opts.get(k) or "" for k in ("sep", "quote", "escape", "comment", "lineSep"))):
+        if opts.multi_line and not all(
+                c < "\x80" for c in (opts.sep, opts.quote, opts.escape, opts.comment, opts.line_sep or "")):
             return False
     elif file_format == FileFormat.JSON:
-        if opts.get("multiLine"):
+        if opts.multi_line:
             return False
     elif file_format == FileFormat.TEXT:
-        if opts.get("wholetext"):
+        if opts.wholetext:
             return False
     elif file_format != FileFormat.XML:
         return False
     return True
 
 
-def transcoded(opts: dict) -> bool:
+def transcoded(opts: ReaderOptions) -> bool:
     """Whether a file's bytes are decoded into UTF-8 as they stream, before they are cut into blocks: its
     encoding is one where a line-break byte, '<' or '>' may be part of another character (UTF-16, UTF-32,
     Shift JIS...). Such a file is never split across tasks."""
-    enc = opts.get("encoding")
+    enc = getattr(opts, "encoding", None)  # text has no encoding: its bytes are kept as they are
     return enc is not None and codecs.lookup(enc).name not in _ASCII_SAFE
 
 
-def cut_at_rows(file_format: str, opts: dict) -> bool:
+def cut_at_rows(file_format: str, opts: ReaderOptions) -> bool:
     """Whether a file's blocks end after whole rows where its reader's `block_end` says, rather than at
     line breaks: XML, and CSV with multiLine (a quoted value may hold line breaks)."""
-    return file_format == FileFormat.XML or (file_format == FileFormat.CSV and bool(opts.get("multiLine")))
+    return file_format == FileFormat.XML or (file_format == FileFormat.CSV and bool(opts.multi_line))
 
 
-def separator(opts: dict) -> bytes:
+def separator(opts: ReaderOptions) -> bytes:
     """The bytes after which a block may end: the lineSep when set, else \\n (which ends \\r\\n too; a file
     whose lines end in bare \\r has no cut point and is read as one block)."""
-    sep = opts.get("lineSep")
+    sep = getattr(opts, "line_sep", None)  # XML has none: its blocks end after rows
     return sep.encode("utf-8") if sep else NEWLINE
 
 
@@ -72,17 +72,17 @@ def compressed(path: str) -> bool:
     return path.lower().endswith(COMPRESSED_SUFFIXES)
 
 
-def splittable(file_format: str, opts: dict, path: str) -> bool:
+def splittable(file_format: str, opts: ReaderOptions, path: str) -> bool:
     """Whether a file may be split by byte range across tasks: cuttable, uncompressed, default line ends
     (as Spark splits only files that a Hadoop line reader can start reading mid-file); Avro at its sync
     markers, as Spark's Avro reader splits it."""
     if file_format == FileFormat.AVRO:
         return True
     return cuttable(file_format, opts) and not cut_at_rows(file_format, opts) and not transcoded(opts) \
-        and not compressed(path) and not opts.get("lineSep")
+        and not compressed(path) and not opts.line_sep
 
 
-def read_in_blocks(file_format: str, opts: dict, path: str, size: int | None) -> bool:
+def read_in_blocks(file_format: str, opts: ReaderOptions, path: str, size: int | None) -> bool:
     """Whether a whole file is streamed in blocks rather than fetched into one buffer (Parquet and ORC:
     read a row group or stripe at a time rather than whole; Avro a few of its blocks at a time)."""
     if file_format in (FileFormat.PARQUET, FileFormat.ORC):
@@ -166,16 +166,17 @@ def first_line_end(data: bytes, sep: bytes = NEWLINE) -> int | None:
     return None if at < 0 else at + len(sep)
 
 
-def header_prefix(head: bytes, opts: dict) -> bytes | None:
+def header_prefix(head: bytes, opts: CsvOptions) -> bytes | None:
     """The bytes of a CSV file up to and including its header line (blank and comment lines before it
     too, as the reader skips them), to put before every block but the first so that each is read with the
     same header; None when `head` does not reach the header's end (read more of the file). With multiLine,
-    up to the end of its first record (csv_blocks.header_end)."""
-    if opts.get("multiLine"):
+    up to the end of its first record (formats/csv/blocks.header_end)."""
+    if opts.multi_line:
+        from .formats.csv.blocks import header_end  # here: the CSV package loads its reader, which planning must not
         end = header_end(head, opts)
         return None if end is None else head[:end]
     sep = separator(opts)
-    comment = (opts.get("comment") or "").encode("utf-8")
+    comment = (opts.comment or "").encode("utf-8")
     pos = 0
     while True:
         end = first_line_end(head[pos:], sep)

@@ -1,4 +1,4 @@
-"""One module per file format, each with the same small interface (base.py):
+"""One module or package per file format, each with the same small interface (base.py):
 
     read(data, fields, FormatOptions, file) -> FileRows  # bytes (or an open file) -> Arrow rows + malformed counts
     infer(data, FormatOptions, infer_types) -> pa.Schema # the file's own columns, for inference and evolution
@@ -12,9 +12,10 @@
 
 `file` is the S3File (path, size, times) for formats whose rows describe the file itself. `infer_types`
 is inferColumnTypes: text formats give STRING columns without it, as Auto Loader does; formats that carry
-their own types ignore it. A new format is a new module here, listed in MODULES, plus its options in
-config/format_options.py. A format's module is imported when it is first asked for: Spark's planning
-processes import this package for FormatOptions only.
+their own types ignore it. FormatOptions.options is the format's options class (CsvOptions...). A new
+format is a new module (or a package whose __init__ has the interface) here, listed in MODULES, plus its
+options class in config/format_options.py; common/ holds what several formats use. A format's module is
+imported when it is first asked for: Spark's planning processes import this package for FormatOptions only.
 """
 from __future__ import annotations
 

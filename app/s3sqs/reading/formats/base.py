@@ -7,7 +7,7 @@ from dataclasses import dataclass, field, replace
 
 import pyarrow as pa
 
-from ...config.format_options import defaults
+from ...config.format_options import OPTIONS_CLASSES, ReaderOptions, typed
 from ...core.errors import S3SqsError
 from ...core.vocabulary import Mode
 
@@ -18,11 +18,12 @@ class MalformedFile(S3SqsError, ValueError):
 
 @dataclass(frozen=True)
 class FormatOptions:
-    """How to turn a file's bytes into rows: the format, its reader options (every option of the format by
-    its canonical name, defaults filled in: config/format_options.py), what a malformed row does, and the
-    rescued-data column (set only when the declared schema has it)."""
+    """How to turn a file's bytes into rows: the format, its reader options (the format's class, such as
+    CsvOptions: config/format_options.py), what a malformed row does, and the rescued-data column (set only
+    when the declared schema has it)."""
     file_format: str
-    options: dict = field(default_factory=dict)
+    # Given as the class, or as a dict by Spark's names (reader_options'), made the class here.
+    options: ReaderOptions | dict = field(default_factory=dict)
     mode: str = Mode.PERMISSIVE
     rescued_column: str | None = None
     # The bytes are a later block of a file read in blocks (big.py), not the file's start: checks of what a
@@ -30,11 +31,12 @@ class FormatOptions:
     later_block: bool = False
 
     def __post_init__(self):  # every option present: a reader never holds a default of its own
-        object.__setattr__(self, "options", {**defaults(self.file_format), **self.options})
+        if not isinstance(self.options, OPTIONS_CLASSES[self.file_format]):
+            object.__setattr__(self, "options", typed(self.file_format, self.options))
 
     def in_utf8(self) -> "FormatOptions":
         """The same options for the file's text once decoded into UTF-8."""
-        return replace(self, options={**self.options, "encoding": "utf-8"})
+        return replace(self, options=replace(self.options, encoding="utf-8"))
 
     def after_start(self) -> "FormatOptions":
         """The same options for a later block of the file (big.py)."""

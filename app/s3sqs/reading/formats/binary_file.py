@@ -23,7 +23,7 @@ def read(source, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRo
     if file is None:
         raise ValueError("binaryFile rows describe the file: read() needs the file (S3File)")
     size = source.size()
-    limit = fo.options["maxFileSize"]
+    limit = fo.options.max_file_size
     if size > limit:
         raise MalformedFile(f"binaryFile: {file.uri} is {size} bytes, over the maxFileSize limit of {limit} bytes; "
                             "raise the option maxFileSize (e.g. .option('maxFileSize', '2g')) to read it")

@@ -1,8 +1,8 @@
 """ORC: only the declared columns are read (pyarrow's C++ reader); conform casts them to the schema's types.
 
 Columns match by name, as Spark's native ORC reader does with files that carry real column names (and as
-Spark does by default, a name that differs only by case matches: typed_schema.py). With a
-rescued-data column, values that do not fit and undeclared columns go there (typed_rescue.py).
+Spark does by default, a name that differs only by case matches: common/typed_schema.py). With a
+rescued-data column, values that do not fit and undeclared columns go there (common/typed_rescue.py).
 """
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from typing import Iterator
 import pyarrow as pa
 
 from .base import FileRows, FormatOptions, MalformedFile
-from .typed_rescue import finish
-from .typed_schema import column_of, spark_type, unknown_fields
+from .common.typed_rescue import finish
+from .common.typed_schema import column_of, spark_type, unknown_fields
 
 RANDOM_ACCESS = True  # read from an open file: only the declared columns' stripes are fetched
 COMPRESSION = None    # ORC compresses inside the file

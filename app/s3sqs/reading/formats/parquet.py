@@ -1,6 +1,6 @@
 """Parquet: only the declared columns' pages are read; conform casts them to the schema's types. Names
-match as ORC's do (typed_schema.py); with a rescued-data column, values that do not fit and undeclared
-columns go there (typed_rescue.py)."""
+match as ORC's do (common/typed_schema.py); with a rescued-data column, values that do not fit and
+undeclared columns go there (common/typed_rescue.py)."""
 from __future__ import annotations
 
 from typing import Iterator
@@ -9,8 +9,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from .base import FileRows, FormatOptions
-from .typed_rescue import finish
-from .typed_schema import column_of, spark_type, unknown_fields
+from .common.typed_rescue import finish
+from .common.typed_schema import column_of, spark_type, unknown_fields
 
 RANDOM_ACCESS = True  # read from an open file: only the declared columns' pages are fetched
 COMPRESSION = None    # Parquet compresses inside the file

@@ -20,10 +20,10 @@ SCHEMA = pa.schema([pa.field(VALUE, pa.string())])
 
 def read(data: pa.Buffer, fields: list[pa.Field], fo: FormatOptions, file=None) -> FileRows:
     opts = fo.options
-    if opts["wholetext"]:
+    if opts.wholetext:
         values = _whole(data)
-    elif opts["lineSep"] is not None:
-        values = _split(data, opts["lineSep"].encode("utf-8"))
+    elif opts.line_sep is not None:
+        values = _split(data, opts.line_sep.encode("utf-8"))
     elif data.size and pc.find_substring(_whole_binary(data), b"\r")[0].as_py() >= 0:
         values = pa.array(data.to_pybytes().splitlines(), pa.binary())  # \n, \r\n and \r, as Hadoop
     else:

@@ -12,11 +12,12 @@ import decimal
 
 import pyarrow as pa
 
-from .base import FormatOptions, decode
-from .spark_datetime import date_parser, timestamp_parser
-from .csv_rows import datum
-from .csv_tokens import Dialect, records
-from .csv_values import BIG_DECIMAL, JAVA_INT, java_double
+from ....config.format_options import CsvOptions
+from ..base import FormatOptions, decode
+from ..common.spark_datetime import date_parser, timestamp_parser
+from .rows import datum
+from .tokens import Dialect, records
+from .values import BIG_DECIMAL, JAVA_INT, java_double
 
 _I32, _I64 = pa.int32(), pa.int64()
 _F64, _BOOL, _DATE, _STR = pa.float64(), pa.bool_(), pa.date32(), pa.string()
@@ -26,12 +27,12 @@ _NUMERIC_ORDER = {_I32: 0, _I64: 1}
 
 def infer(data, fo: FormatOptions, infer_types: bool) -> pa.Schema:
     opts = fo.options
-    recs = records(decode(data, opts["encoding"]), Dialect.of(opts))
+    recs = records(decode(data, opts.encoding), Dialect.of(opts))
     first = next(recs, None)
     if first is None:
         return pa.schema([])
-    nv, ev = opts["nullValue"], opts["emptyValue"]
-    if opts["header"]:
+    nv, ev = opts.null_value, opts.empty_value
+    if opts.header:
         names = _safe_names([datum(t, nv, ev) for t in first])
         rows = recs
     else:
@@ -61,9 +62,9 @@ def _safe_names(header: list) -> list[str]:
 
 
 class _Ladder:
-    def __init__(self, opts: dict):
-        self.date = date_parser(opts["dateFormat"], fallback=False)  # inference: strictly, even by the default
-        self.timestamp = timestamp_parser(opts["timestampFormat"])
+    def __init__(self, opts: CsvOptions):
+        self.date = date_parser(opts.date_format, fallback=False)  # inference: strictly, even by the default
+        self.timestamp = timestamp_parser(opts.timestamp_format)
 
     def widen(self, so_far, v: str):
         return _compatible(so_far, self.value_type(so_far, v))

@@ -17,9 +17,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.json as pajson
 
-from .base import FileRows, FormatOptions
-from .spark_datetime import BadDatetime, date_parser, timestamp_parser
-from ...config.format_options import ISO_TIMESTAMP
+from ....config.format_options import ISO_TIMESTAMP, JsonOptions
+from ..base import FileRows, FormatOptions
+from ..common.spark_datetime import BadDatetime, date_parser, timestamp_parser
 
 BLOCK_BYTES = 16 << 20
 _PLAIN = (pa.types.is_string, pa.types.is_boolean, pa.types.is_integer, pa.types.is_float64)
@@ -28,9 +28,9 @@ _ISO_ZONED = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d{1,6})?(Z|[+-]\d{2}:\
 _ISO_LOCAL = r"^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}:\d{2}(\.\d{1,6})?$"
 
 
-def fast_plan(fields: list[pa.Field], opts: dict) -> pa.Schema | None:
+def fast_plan(fields: list[pa.Field], opts: JsonOptions) -> pa.Schema | None:
     """The schema pyarrow reads with (timestamps, dates as text; FLOAT as DOUBLE), or None: slow path."""
-    if opts["multiLine"] or opts["lineSep"] not in (None, "\n", "\r\n"):
+    if opts.multi_line or opts.line_sep not in (None, "\n", "\r\n"):
         return None
     out = []
     for f in fields:
@@ -140,18 +140,18 @@ def _fit(col, typ: pa.DataType):
     return col if col.type == typ else col.cast(typ)
 
 
-def _convert(col, typ: pa.DataType, opts: dict):
+def _convert(col, typ: pa.DataType, opts: JsonOptions):
     """Timestamps and dates from text with Spark's rules; None if a value does not parse."""
     if pa.types.is_float32(typ):
         return col.cast(typ)
     col = col.combine_chunks() if isinstance(col, pa.ChunkedArray) else col
     if pa.types.is_timestamp(typ):
         fast = None
-        if opts["timestampFormat"] == ISO_TIMESTAMP and typ.tz is not None:
+        if opts.timestamp_format == ISO_TIMESTAMP and typ.tz is not None:
             fast = _iso_timestamps(col, typ)
-        parse = timestamp_parser(opts["timestampFormat"], ntz=typ.tz is None)
+        parse = timestamp_parser(opts.timestamp_format, ntz=typ.tz is None)
     else:
-        fast, parse = None, date_parser(opts["dateFormat"])
+        fast, parse = None, date_parser(opts.date_format)
     values = col.to_pylist() if fast is None else None
     if values is None:
         return fast

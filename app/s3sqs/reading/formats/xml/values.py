@@ -15,7 +15,8 @@ from typing import Callable
 
 import pyarrow as pa
 
-from . import spark_datetime
+from ....config.format_options import XmlOptions
+from ..common import spark_datetime
 
 
 class BadValue(ValueError):
@@ -142,7 +143,7 @@ def _int_of(bits: int, sign_safe: bool) -> Callable[[str], int]:
     return _sign_safe(parse) if sign_safe else parse
 
 
-def caster(typ: pa.DataType, options: dict) -> Callable[[str], object]:
+def caster(typ: pa.DataType, options: XmlOptions) -> Callable[[str], object]:
     """The parser of a leaf type (trimming and nullValue are the caller's)."""
     if pa.types.is_string(typ) or pa.types.is_large_string(typ):
         return str
@@ -163,9 +164,9 @@ def caster(typ: pa.DataType, options: dict) -> Callable[[str], object]:
     if pa.types.is_decimal(typ):
         return _decimal(typ)
     if pa.types.is_timestamp(typ):
-        return spark_datetime.timestamp_parser(options.get("timestampFormat"), ntz=typ.tz is None)
+        return spark_datetime.timestamp_parser(options.timestamp_format, ntz=typ.tz is None)
     if pa.types.is_date(typ):
-        return spark_datetime.date_parser(options.get("dateFormat"), fallback=False)
+        return spark_datetime.date_parser(options.date_format, fallback=False)
     raise BadValue(f"XML values cannot be read as {typ}")
 
 

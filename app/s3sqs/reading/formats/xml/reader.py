@@ -3,10 +3,10 @@ element with attributes under valueTag; repeated elements as arrays; nested elem
 element read as STRING keeps its inner XML), with its malformed-row behaviour per mode.
 
 The file is decoded once. A plain file (rows of one flat shape, nothing unusual in the text) is read by
-xml_fast: one regular expression and column-wise conversion. Any other file, and any file with a value
-that does not fit, takes the step-by-step path: its rows are found by Spark's text scan (xml_records),
-all rows are parsed by expat in one go (per row only when one is broken: xml_events), and each row is
-converted as Spark's parser converts it (xml_convert). pyarrow has no XML reader.
+fast.py: one regular expression and column-wise conversion. Any other file, and any file with a value
+that does not fit, takes the step-by-step path: its rows are found by Spark's text scan (records.py),
+all rows are parsed by expat in one go (per row only when one is broken: events.py), and each row is
+converted as Spark's parser converts it (convert.py). pyarrow has no XML reader.
 """
 from __future__ import annotations
 
@@ -15,40 +15,41 @@ import json
 
 import pyarrow as pa
 
-from ...core.vocabulary import Mode
-from .base import FileRows, FormatOptions, MalformedFile
-from .xml_convert import Converter, Partial, XmlSyntax
-from .xml_events import row_events
-from .xml_fast import TAKEN, NotFast
-from .xml_fast import read as read_plain
-from .xml_infer import infer_rows
-from .xml_records import block_end as _text_block_end
-from .xml_records import records
+from ....config.format_options import XmlOptions
+from ....core.vocabulary import Mode
+from ..base import FileRows, FormatOptions, MalformedFile
+from .convert import Converter, Partial, XmlSyntax
+from .events import row_events
+from .fast import TAKEN, NotFast
+from .fast import read as read_plain
+from .inference import infer_rows
+from .records import block_end as _text_block_end
+from .records import records
 
 RANDOM_ACCESS = False
 COMPRESSION = "detect"  # .gz, .bz2, .zst by extension
 
 
-def _text(data: pa.Buffer, opts: dict) -> tuple[str, bytes | None]:
+def _text(data: pa.Buffer, opts: XmlOptions) -> tuple[str, bytes | None]:
     """The file's text, and its bytes when they are UTF-8."""
     raw = data.to_pybytes()
-    utf8 = codecs.lookup(opts["encoding"]).name == "utf-8"
-    return raw.decode(opts["encoding"], errors="replace"), raw if utf8 else None
+    utf8 = codecs.lookup(opts.encoding).name == "utf-8"
+    return raw.decode(opts.encoding, errors="replace"), raw if utf8 else None
 
 
-def block_end(data: bytes | bytearray, opts: dict) -> int:
-    """Where a block of a big file's bytes may end: after its last whole row (xml_records.block_end); 0:
+def block_end(data: bytes | bytearray, opts: XmlOptions) -> int:
+    """Where a block of a big file's bytes may end: after its last whole row (records.block_end); 0:
     read more. The bytes are in an encoding where '<' and '>' are those bytes (any other is decoded into
     UTF-8 first: blocks.transcoded), so the text is scanned byte for byte (latin-1), with the row tag in
     the bytes' encoding."""
-    tag = opts["rowTag"].encode(opts["encoding"]).decode("latin-1")
+    tag = opts.row_tag.encode(opts.encoding).decode("latin-1")
     return _text_block_end(data.decode("latin-1"), tag)
 
 
-def _rows(text: str, opts: dict, file_start: bool = True) -> tuple[list[str], list[list[tuple]]]:
+def _rows(text: str, opts: XmlOptions, file_start: bool = True) -> tuple[list[str], list[list[tuple]]]:
     """The rows' texts and events. Text with no row that does not begin with '<' is not XML, unless it is
     a later block of a big file (what follows its last row)."""
-    tag = opts["rowTag"]
+    tag = opts.row_tag
     recs = records(text, tag)
     if file_start and not recs and text.strip() and not text.lstrip("\ufeff \t\r\n").startswith("<"):
         raise MalformedFile(f"not an XML file (fileFormat xml, rowTag '{tag}'): it does not begin with '<' "

@@ -18,8 +18,8 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...config.format_options import ISO_DATE, ISO_TIMESTAMP
-from .spark_datetime import date_parser, timestamp_parser
+from ....config.format_options import ISO_DATE, ISO_TIMESTAMP, CsvOptions
+from ..common.spark_datetime import date_parser, timestamp_parser
 
 _TRIM = "".join(map(chr, range(33)))
 JAVA_INT = re.compile(r"[+-]?\d+")
@@ -90,7 +90,7 @@ def _decimal(typ: pa.Decimal128Type) -> Callable[[str], decimal.Decimal]:
     return parse
 
 
-def converter(typ: pa.DataType, opts: dict) -> Callable[[str], object]:
+def converter(typ: pa.DataType, opts: CsvOptions) -> Callable[[str], object]:
     """Spark's conversion of one non-null text value to `typ`; raises ValueError when it does not fit."""
     if pa.types.is_string(typ) or pa.types.is_large_string(typ):
         return str
@@ -105,13 +105,13 @@ def converter(typ: pa.DataType, opts: dict) -> Callable[[str], object]:
     if pa.types.is_decimal(typ):
         return _decimal(typ)
     if pa.types.is_date(typ):
-        return date_parser(opts["dateFormat"])
+        return date_parser(opts.date_format)
     if pa.types.is_timestamp(typ):
-        return timestamp_parser(opts["timestampFormat"], ntz=typ.tz is None)
+        return timestamp_parser(opts.timestamp_format, ntz=typ.tz is None)
     raise TypeError(f"CSV cannot read a column of type {typ}")
 
 
-def exact_cast(arr: pa.Array, typ: pa.DataType, opts: dict) -> pa.Array | None:
+def exact_cast(arr: pa.Array, typ: pa.DataType, opts: CsvOptions) -> pa.Array | None:
     """The string column `arr` as `typ` by Arrow's kernels, or None where they could differ from Spark."""
     try:
         if pa.types.is_string(typ) or pa.types.is_large_string(typ):
@@ -131,9 +131,9 @@ def exact_cast(arr: pa.Array, typ: pa.DataType, opts: dict) -> pa.Array | None:
             yes, no = pc.equal(low, "true"), pc.equal(low, "false")
             return yes if pc.all(pc.or_(yes, no)).as_py() in (True, None) else None
         if pa.types.is_date(typ):
-            return pc.cast(arr, typ) if opts["dateFormat"] == ISO_DATE else None
+            return pc.cast(arr, typ) if opts.date_format == ISO_DATE else None
         if pa.types.is_timestamp(typ):
-            return _timestamp(arr, typ) if opts["timestampFormat"] == ISO_TIMESTAMP or typ.tz is None else None
+            return _timestamp(arr, typ) if opts.timestamp_format == ISO_TIMESTAMP or typ.tz is None else None
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         return None
     return None

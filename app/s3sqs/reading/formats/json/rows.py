@@ -1,4 +1,4 @@
-"""The slow path: a file's records through the type-guided walker (json_walk.py), one row per object.
+"""The slow path: a file's records through the type-guided walker (walk.py), one row per object.
 
 A record is a line (JSON lines) or the whole file (multiLine). As in Spark: an object is a row; an array of
 objects is a row per object (a misfit in one marks them all malformed); an empty array is no row; anything
@@ -13,17 +13,18 @@ from decimal import Decimal
 
 import pyarrow as pa
 
-from ...core.vocabulary import Mode
-from .base import FileRows, FormatOptions, MalformedFile
-from .json_walk import Context, Misfit, Raw, Syntax, reader_of, scan, struct_reader, ws
+from ....config.format_options import JsonOptions
+from ....core.vocabulary import Mode
+from ..base import FileRows, FormatOptions, MalformedFile
+from .walk import Context, Misfit, Raw, Syntax, reader_of, scan, struct_reader, ws
 
 _LINES = re.compile(r"\r\n|\r|\n")
 
 
-def records(text: str, opts: dict) -> list[str]:
-    if opts["multiLine"]:
+def records(text: str, opts: JsonOptions) -> list[str]:
+    if opts.multi_line:
         return [text]
-    sep = opts["lineSep"]
+    sep = opts.line_sep
     return _LINES.split(text) if sep is None else text.split(sep)
 
 

@@ -1,9 +1,9 @@
 """Avro: fastavro reads the blocks and decompresses them; polars decodes their records a column at a time
-where it reads the schema as Spark does (avro_columns.py), fastavro record by record elsewhere. The
-declared columns go to Arrow in the types Spark's Avro reader gives (avro_schema.py); conform casts them
+where it reads the schema as Spark does (columnar.py), fastavro record by record elsewhere. The
+declared columns go to Arrow in the types Spark's Avro reader gives (schema.py); conform casts them
 to the schema's types by name. With a rescued-data column, values that do not fit and undeclared fields
-go there (typed_rescue.py). A big file is read a few of its blocks at a time (`read_parts`), so memory is
-bounded by PART_BYTES of decompressed blocks."""
+go there (common/typed_rescue.py). A big file is read a few of its blocks at a time (`read_parts`), so
+memory is bounded by PART_BYTES of decompressed blocks."""
 from __future__ import annotations
 
 import io
@@ -12,12 +12,12 @@ from typing import Iterator
 
 import pyarrow as pa
 
-from . import avro_columns
-from .avro_pieces import READ_BYTES, SYNC_BYTES, piece_stream
-from .avro_schema import UnsupportedAvro, arrow_schema, fixer
-from .base import FileRows, FormatOptions, MalformedFile
-from .typed_rescue import finish
-from .typed_schema import column_of, unknown_fields
+from ..base import FileRows, FormatOptions, MalformedFile
+from ..common.typed_rescue import finish
+from ..common.typed_schema import column_of, unknown_fields
+from . import columnar
+from .pieces import READ_BYTES, SYNC_BYTES, piece_stream
+from .schema import UnsupportedAvro, arrow_schema, fixer
 
 RANDOM_ACCESS = False
 COMPRESSION = None  # Avro compresses inside the file, block by block (deflate, snappy, zstandard...)
@@ -95,7 +95,7 @@ class _FileSchema:
         expanded = expand_schema(blocks.writer_schema)
         self.schema = _arrow(expanded)
         self.columns = {f["name"]: f["type"] for f in expanded["fields"]}  # each top-level field's Avro type
-        self.columnar = avro_columns.decodes_as_spark(expanded)
+        self.columnar = columnar.decodes_as_spark(expanded)
         self.expanded = expanded
 
     def rows(self, blocks: list, fields: list[pa.Field], fo: FormatOptions, file) -> FileRows:
@@ -109,7 +109,7 @@ class _FileSchema:
         table = None
         if self.columnar and records >= COLUMNAR_RECORDS:
             # Named types written out in full where they are used: polars does not follow a reference by name.
-            table = avro_columns.decode(json.dumps(self.expanded), blocks, wanted, schema)
+            table = columnar.decode(json.dumps(self.expanded), blocks, wanted, schema)
         if table is None:
             table = self._by_records(blocks, wanted)
         return finish(table, fields, fo, file, unknown)
@@ -139,7 +139,7 @@ def infer(source, fo: FormatOptions, infer_types: bool = True) -> pa.Schema:
 def warm() -> None:
     """Import what reading Avro takes (fastavro, and polars: 0.2 s), before the stream's first files."""
     import fastavro  # noqa: F401
-    avro_columns.polars_module()
+    columnar.polars_module()
 
 
 def _open(source):

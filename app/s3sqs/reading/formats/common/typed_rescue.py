@@ -14,7 +14,7 @@ import json
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from .base import FileRows, FormatOptions
+from ..base import FileRows, FormatOptions
 from .typed_schema import as_declared, column_of
 
 _CAST_ERRORS = (pa.ArrowInvalid, pa.ArrowTypeError, pa.ArrowNotImplementedError, OverflowError)

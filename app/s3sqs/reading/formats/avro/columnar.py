@@ -1,7 +1,7 @@
 """Avro records decoded a column at a time by polars' Rust reader: six to eight times faster than fastavro's
 records, for the schemas it reads to the values Spark's Avro reader gives (`decodes_as_spark`). fastavro
 still reads the file's blocks and decompresses them (every codec it knows); they reach polars as one
-uncompressed Avro file. Anything polars refuses is decoded by fastavro instead (avro.py)."""
+uncompressed Avro file. Anything polars refuses is decoded by fastavro instead (reader.py)."""
 from __future__ import annotations
 
 import io
@@ -10,8 +10,8 @@ import os
 
 import pyarrow as pa
 
-from .avro_pieces import HEADER_SCHEMA
-from .avro_schema import PRIMITIVES, TIMESTAMPS
+from .pieces import HEADER_SCHEMA
+from .schema import PRIMITIVES, TIMESTAMPS
 
 log = logging.getLogger(__name__)
 

@@ -1,5 +1,5 @@
 """Where a block of a big multiLine CSV file may end: after a whole record, as Spark's parser splits the
-file (csv_tokens), so that each block's records are the ones its bytes hold inside the whole file.
+file (tokens.py), so that each block's records are the ones its bytes hold inside the whole file.
 
 With multiLine a quoted value may hold line breaks, and only the file's first kind of line break ends
 records, so a block is cut only where the first line break after the cut is of the file's kind: the
@@ -7,7 +7,7 @@ next block then finds the file's line break first, as its header (put before it)
 
 The usual block is cut by counting quotes (numpy): every quote opens a value right after a delimiter or a
 record's end, or closes one right before, and no escape char comes before a quote. Any other block is
-tokenized (csv_tokens) to find its records. The delimiter, quote, escape and comment chars are one byte
+tokenized (tokens.py) to find its records. The delimiter, quote, escape and comment chars are one byte
 each (blocks.cuttable), so the bytes are scanned as latin-1: a char is a byte.
 """
 from __future__ import annotations
@@ -16,14 +16,15 @@ import re
 
 import numpy as np
 
-from .csv_tokens import Dialect, one_char_newline, record_spans
+from ....config.format_options import CsvOptions
+from .tokens import Dialect, one_char_newline, record_spans
 
 _BREAK = re.compile(rb"\r\n|\r|\n")
 _BOM = b"\xef\xbb\xbf"
 _TAIL_BYTES = 256 << 10
 
 
-def block_end(data: bytes | bytearray, opts: dict) -> int:
+def block_end(data: bytes | bytearray, opts: CsvOptions) -> int:
     """Where a block may end: at the start of its last record that is whole and whose first line break
     ends it (with the whole next record in `data`); 0: read more."""
     d = Dialect.of(opts)
@@ -34,7 +35,7 @@ def block_end(data: bytes | bytearray, opts: dict) -> int:
     return plain if plain is not None else _tokenized_end(data, d, newline)
 
 
-def header_end(head: bytes, opts: dict) -> int | None:
+def header_end(head: bytes, opts: CsvOptions) -> int | None:
     """The length of a multiLine CSV file's bytes up to the end of its first record, the header (a quoted
     name may hold line breaks); None when `head` does not reach it."""
     skip = len(_BOM) if head.startswith(_BOM) else 0

@@ -1,6 +1,6 @@
 """The fast path: pyarrow's C++ CSV reader, for the options and files it reads exactly as Spark does.
 
-Columns are read as text and converted by Arrow's kernels (csv_values.exact_cast); doubles are read typed,
+Columns are read as text and converted by Arrow's kernels (values.exact_cast); doubles are read typed,
 pyarrow's conversion being Java's but for the spellings of NaN and infinity, which send the file back. A
 value Arrow would read differently from Spark is never accepted silently: the file goes the Python way. The
 decision is made before reading from the options and the declared types (`eligible`), and from a scan of
@@ -17,8 +17,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
-from ...config.format_options import ISO_DATE, ISO_TIMESTAMP
-from .csv_values import exact_cast
+from ....config.format_options import ISO_DATE, ISO_TIMESTAMP, CsvOptions
+from .values import exact_cast
 
 BLOCK_BYTES = 16 << 20
 _BOM = b"\xef\xbb\xbf"
@@ -28,32 +28,32 @@ _FAST_TYPES = (pa.types.is_string, pa.types.is_large_string, pa.types.is_binary,
                pa.types.is_floating, pa.types.is_boolean, pa.types.is_decimal)
 
 
-def eligible(fields: list[pa.Field], opts: dict) -> bool:
+def eligible(fields: list[pa.Field], opts: CsvOptions) -> bool:
     """Whether pyarrow can read these options and types exactly as Spark does (given plain bytes)."""
-    if opts["comment"] or opts["ignoreLeadingWhiteSpace"] or opts["ignoreTrailingWhiteSpace"]:
+    if opts.comment or opts.ignore_leading_white_space or opts.ignore_trailing_white_space:
         return False
-    if opts["lineSep"] is not None or opts["encoding"] != "utf-8" or not fields:
+    if opts.line_sep is not None or opts.encoding != "utf-8" or not fields:
         return False
-    sep, quote = opts["sep"], opts["quote"]
+    sep, quote = opts.sep, opts.quote
     if not (" " < sep < "\x7f") or (quote and not (" " < quote < "\x7f")) or sep == quote:
         return False
     for f in fields:
         t = f.type
         if any(ok(t) for ok in _FAST_TYPES):
             continue
-        if pa.types.is_date32(t) and opts["dateFormat"] == ISO_DATE:
+        if pa.types.is_date32(t) and opts.date_format == ISO_DATE:
             continue
-        if pa.types.is_timestamp(t) and (t.tz is None or opts["timestampFormat"] == ISO_TIMESTAMP):
+        if pa.types.is_timestamp(t) and (t.tz is None or opts.timestamp_format == ISO_TIMESTAMP):
             continue
         return False
     return True
 
 
-def _plain_quoting(data: pa.Buffer, opts: dict) -> np.ndarray | None:
+def _plain_quoting(data: pa.Buffer, opts: CsvOptions) -> np.ndarray | None:
     """The positions of the file's quotes if pyarrow's parser splits its values as Spark's does (None if
     not): the quotes pair up, each pair opening right after a delimiter or line start and closing right
     before one, and no quote follows the escape char."""
-    quote = opts["quote"]
+    quote = opts.quote
     if not quote:
         return _NONE
     a = np.frombuffer(data, np.uint8)
@@ -63,7 +63,7 @@ def _plain_quoting(data: pa.Buffer, opts: dict) -> np.ndarray | None:
     if at.size == 0:
         return at
     start = len(_BOM) if a[:len(_BOM)].tobytes() == _BOM else 0
-    sep = ord(opts["sep"])
+    sep = ord(opts.sep)
     before = a.take(at - 1, mode="clip")  # the byte before each quote (the first one's is fixed below)
     opening_ok = _is_boundary(before[0::2], sep)
     opening_ok[0] |= at[0] == start
@@ -72,7 +72,7 @@ def _plain_quoting(data: pa.Buffer, opts: dict) -> np.ndarray | None:
     closing_ok = _is_boundary(a.take(closing[:-1] if ends_file else closing), sep)
     if not (opening_ok.all() and closing_ok.all()):
         return None
-    esc = opts["escape"]
+    esc = opts.escape
     if esc and esc != quote and (before[1:] == ord(esc)).any():
         return None
     return at
@@ -116,20 +116,20 @@ def _mixed_line_breaks(a: np.ndarray) -> bool:
     return not (lf == cr.size and (a.take(cr + 1, mode="clip") == 10).all() and cr[-1] + 1 < a.size)
 
 
-def read(data: pa.Buffer, fields: list[pa.Field], opts: dict, skip_header: bool) -> pa.Table | None:
+def read(data: pa.Buffer, fields: list[pa.Field], opts: CsvOptions, skip_header: bool) -> pa.Table | None:
     """The declared columns, or None when this file must go the Python way."""
     quotes = _plain_quoting(data, opts)
     if quotes is None:
         return None
     a = np.frombuffer(data, np.uint8)
-    if opts["multiLine"] and (_mixed_line_breaks(a) or quotes.size and _break_inside_quotes(a, quotes, True)):
+    if opts.multi_line and (_mixed_line_breaks(a) or quotes.size and _break_inside_quotes(a, quotes, True)):
         return None
     n = len(fields)
-    nv, ev = opts["nullValue"], opts["emptyValue"]
+    nv, ev = opts.null_value, opts.empty_value
     simple_nulls = nv == "" and ev == ""
     invalid = []
-    parse = pacsv.ParseOptions(delimiter=opts["sep"], quote_char=opts["quote"] or False, double_quote=True,
-                               escape_char=False, newlines_in_values=bool(opts["multiLine"]),
+    parse = pacsv.ParseOptions(delimiter=opts.sep, quote_char=opts.quote or False, double_quote=True,
+                               escape_char=False, newlines_in_values=bool(opts.multi_line),
                                ignore_empty_lines=True, invalid_row_handler=lambda row: invalid.append(1) or "skip")
     names = [f"c{i}" for i in range(n)]
     read_opts = pacsv.ReadOptions(column_names=names, skip_rows=1 if skip_header else 0, block_size=BLOCK_BYTES)
@@ -147,7 +147,7 @@ def read(data: pa.Buffer, fields: list[pa.Field], opts: dict, skip_header: bool)
         return None
     if invalid:
         return None
-    if quotes.size and not opts["multiLine"] and (quotes.size <= _FEW or table.num_rows + skip_header != _lines(a)) \
+    if quotes.size and not opts.multi_line and (quotes.size <= _FEW or table.num_rows + skip_header != _lines(a)) \
             and _break_inside_quotes(a, quotes, False):
         return None  # (as many rows as lines: no line break can be inside quotes, no need to look)
     arrays = []

@@ -19,7 +19,7 @@ from functools import lru_cache
 from typing import Callable
 from zoneinfo import ZoneInfo
 
-from ...config.format_options import ISO_DATE, ISO_TIMESTAMP
+from ....config.format_options import ISO_DATE, ISO_TIMESTAMP
 
 UTC = timezone.utc
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)

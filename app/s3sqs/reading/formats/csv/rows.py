@@ -11,10 +11,11 @@ from typing import Iterable
 
 import pyarrow as pa
 
-from ...core.vocabulary import Mode
-from .base import FileRows, FormatOptions, MalformedFile
-from .csv_tokens import QuotedEmpty
-from .csv_values import converter, exact_cast
+from ....config.format_options import CsvOptions
+from ....core.vocabulary import Mode
+from ..base import FileRows, FormatOptions, MalformedFile
+from .tokens import QuotedEmpty
+from .values import converter, exact_cast
 
 
 def datum(token, null_value: str, empty_value: str):
@@ -31,7 +32,7 @@ def build(records: Iterable[list], fields: list[pa.Field], fo: FormatOptions, ex
     """`extra_names`: the header's names by position (values past the schema's columns are rescued under
     them; `_c<i>` where there is no header)."""
     opts = fo.options
-    nv, ev = opts["nullValue"], opts["emptyValue"]
+    nv, ev = opts.null_value, opts.empty_value
     n = len(fields)
     columns: list[list] = [[] for _ in fields]
     shape: list[int] = []  # per row: how many values it had
@@ -84,7 +85,7 @@ def _rescued(misfits: dict | None, extra: dict | None, uri: str | None) -> str |
     return json.dumps({**(extra or {}), **(misfits or {}), "_file_path": uri}, default=str)
 
 
-def convert_column(values: list, typ: pa.DataType, opts: dict) -> tuple[pa.Array, list[int]]:
+def convert_column(values: list, typ: pa.DataType, opts: CsvOptions) -> tuple[pa.Array, list[int]]:
     """The column's text values (None: null) as `typ`, with the positions of those that do not fit."""
     text = pa.array(values, pa.string())
     fast = exact_cast(text, typ, opts)

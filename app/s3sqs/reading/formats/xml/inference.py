@@ -10,9 +10,10 @@ import re
 
 import pyarrow as pa
 
-from .xml_convert import Cursor, XmlSyntax
-from .spark_datetime import date_parser, timestamp_parser
-from .xml_events import END, EOD, START, TEXT
+from ....config.format_options import XmlOptions
+from ..common.spark_datetime import date_parser, timestamp_parser
+from .convert import Cursor, XmlSyntax
+from .events import END, EOD, START, TEXT
 
 NULL, LONG, DOUBLE, BOOL, DATE, TS, STR = "null", "long", "double", "boolean", "date", "timestamp", "string"
 _NUMERIC = {LONG: 0, DOUBLE: 1}
@@ -21,27 +22,27 @@ _JAVA_DOUBLE = re.compile(r"(?:NaN|Infinity|(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?
 
 
 class _Inference:
-    def __init__(self, options: dict, infer_types: bool):
+    def __init__(self, options: XmlOptions, infer_types: bool):
         self.o, self.types = options, infer_types
-        self.prefix, self.value_tag = options["attributePrefix"], options["valueTag"]
-        self.date = date_parser(options.get("dateFormat"), fallback=False)
-        self.ts = timestamp_parser(options.get("timestampFormat"))
+        self.prefix, self.value_tag = options.attribute_prefix, options.value_tag
+        self.date = date_parser(options.date_format, fallback=False)
+        self.ts = timestamp_parser(options.timestamp_format)
 
     def name(self, raw: str) -> str:
-        return raw.rsplit(":", 1)[-1] if self.o["ignoreNamespace"] else raw
+        return raw.rsplit(":", 1)[-1] if self.o.ignore_namespace else raw
 
     def attributes(self, attrs: list) -> dict:
-        if self.o["excludeAttribute"]:
+        if self.o.exclude_attribute:
             return {}
         out = {}
         for k in range(0, len(attrs), 2):
-            v = attrs[k + 1].strip() if self.o["ignoreSurroundingSpaces"] else attrs[k + 1]
-            out[self.prefix + self.name(attrs[k])] = None if v == self.o["nullValue"] else v
+            v = attrs[k + 1].strip() if self.o.ignore_surrounding_spaces else attrs[k + 1]
+            out[self.prefix + self.name(attrs[k])] = None if v == self.o.null_value else v
         return out
 
     def leaf(self, datum: str | None):
         """Spark's inferFrom."""
-        v = datum.strip() if datum is not None and self.o["ignoreSurroundingSpaces"] else datum
+        v = datum.strip() if datum is not None and self.o.ignore_surrounding_spaces else datum
         if not self.types:
             return STR
         if not v:
@@ -117,12 +118,10 @@ def _is_array(t) -> bool:
 
 def compatible(t1, t2, value_tag: str):
     """Spark's XmlInferSchema.compatibleType."""
-    if t1 == t2:
+    if t1 == t2 or t2 == NULL:
         return t1
     if t1 == NULL:
         return t2
-    if t2 == NULL:
-        return t1
     if isinstance(t1, str) and isinstance(t2, str):
         if t1 in _NUMERIC and t2 in _NUMERIC:
             return DOUBLE
@@ -179,7 +178,7 @@ def _arrow(t) -> pa.DataType:
     return _ARROW[t]
 
 
-def infer_rows(events: list[list[tuple]], options: dict, infer_types: bool) -> pa.Schema:
+def infer_rows(events: list[list[tuple]], options: XmlOptions, infer_types: bool) -> pa.Schema:
     inf = _Inference(options, infer_types)
     acc = ("struct", [])
     for ev in events:

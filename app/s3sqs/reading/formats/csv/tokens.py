@@ -19,6 +19,9 @@ import re
 from dataclasses import dataclass
 from typing import Iterator
 
+from ....config.format_options import CsvOptions
+
+
 @dataclass(frozen=True)
 class Dialect:
     sep: str
@@ -31,10 +34,10 @@ class Dialect:
     line_sep: str | None     # None: \n, \r\n and \r
 
     @staticmethod
-    def of(opts: dict) -> "Dialect":
-        return Dialect(opts["sep"], opts["quote"] or None, opts["escape"] or None, opts["comment"] or None,
-                       bool(opts["ignoreLeadingWhiteSpace"]), bool(opts["ignoreTrailingWhiteSpace"]),
-                       bool(opts["multiLine"]), opts["lineSep"] or None)
+    def of(opts: CsvOptions) -> "Dialect":
+        return Dialect(opts.sep, opts.quote or None, opts.escape or None, opts.comment or None,
+                       bool(opts.ignore_leading_white_space), bool(opts.ignore_trailing_white_space),
+                       bool(opts.multi_line), opts.line_sep or None)
 
 
 class QuotedEmpty(str):

@@ -10,7 +10,7 @@ find must match that shape; then each row is exactly the row Spark parses, and t
 
 Values are converted per column with Spark's rules (white space, nullValue, the type's parser): numbers,
 dates and timestamps in their common forms by Arrow's casts (a regular expression first proves that the
-text is one Arrow and Java read alike), everything else by the exact parsers of xml_values. Any value that
+text is one Arrow and Java read alike), everything else by the exact parsers of values.py. Any value that
 does not fit, any other shape, and a rescued-data column with something to rescue leave the file to the
 step-by-step path (NotFast), which also gives the malformed-row handling.
 """
@@ -22,10 +22,10 @@ from collections import Counter
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from ...config.format_options import ISO_DATE, ISO_TIMESTAMP
-from .base import FileRows, FormatOptions
-from .xml_records import _WS
-from .xml_values import caster
+from ....config.format_options import ISO_DATE, ISO_TIMESTAMP, XmlOptions
+from ..base import FileRows, FormatOptions
+from .records import _WS
+from .values import caster
 
 TAKEN: Counter = Counter()  # which path read each file ("fast" or "exact"): for tests and diagnostics
 
@@ -79,7 +79,7 @@ def read(text: str, fields: list[pa.Field], fo: FormatOptions, utf8: bytes | Non
     opts = fo.options
     if not fields or not _plain(text, utf8):
         return None
-    shape = _shape(text, opts["rowTag"])
+    shape = _shape(text, opts.row_tag)
     if shape is None:
         return None
     names, row, start = shape
@@ -125,9 +125,9 @@ def _unescape(values: list[str]) -> list[str]:
     return out
 
 
-def convert(values: list[str], typ: pa.DataType, opts: dict) -> pa.Array:
+def convert(values: list[str], typ: pa.DataType, opts: XmlOptions) -> pa.Array:
     """Element texts ("" for an empty element) as the column's type, with Spark's convertField rules."""
-    trim, null = opts["ignoreSurroundingSpaces"], opts["nullValue"]
+    trim, null = opts.ignore_surrounding_spaces, opts.null_value
     if pa.types.is_string(typ) or pa.types.is_large_string(typ):
         if trim:
             values = [v.strip() for v in values]
@@ -151,27 +151,27 @@ _TIMESTAMP = (rf"^{_DAY}T(?:[01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](?:\.[0-9]{{1
               r"(?:Z|[+-](?:0[0-9]|1[0-7]):[0-5][0-9])$")
 
 
-def _arrow_form(typ: pa.DataType, opts: dict) -> str | None:
+def _arrow_form(typ: pa.DataType, opts: XmlOptions) -> str | None:
     """A regular expression of texts that Arrow's cast reads as Spark does, for this type and options."""
     if pa.types.is_integer(typ) and pa.types.is_signed_integer(typ):
         return rf"^-?[0-9]{{1,{_INT_DIGITS[typ.bit_width]}}}$"
     if pa.types.is_float64(typ) or pa.types.is_float32(typ):
         return _DOUBLE
-    if pa.types.is_date32(typ) and opts["dateFormat"] in (None, ISO_DATE):
+    if pa.types.is_date32(typ) and opts.date_format == ISO_DATE:
         return f"^{_DAY}$"
     if (pa.types.is_timestamp(typ) and typ.unit == "us" and typ.tz is not None
-            and opts["timestampFormat"] in (None, ISO_TIMESTAMP)):
+            and opts.timestamp_format == ISO_TIMESTAMP):
         return _TIMESTAMP
     return None
 
 
-def _typed_as_is(values: list[str], typ: pa.DataType, opts: dict) -> pa.Array | None:
+def _typed_as_is(values: list[str], typ: pa.DataType, opts: XmlOptions) -> pa.Array | None:
     """The column by Arrow's cast when every text, as it stands, has the form Arrow reads as Spark does (the
     forms hold no white space, so nothing needs trimming) and none is the nullValue; else None."""
     form = _arrow_form(typ, opts)
     if form is None:
         return None
-    arr, null = pa.array(values, pa.string()), opts["nullValue"]
+    arr, null = pa.array(values, pa.string()), opts.null_value
     if null is not None and pc.any(pc.equal(arr, null)).as_py():
         return None
     return _by_arrow(arr, typ, form)
@@ -189,7 +189,7 @@ def _by_arrow(arr: pa.Array, typ: pa.DataType, form: str) -> pa.Array | None:
         return None  # out of range or an impossible date: the exact parser decides
 
 
-def _typed(clean: list[str | None], typ: pa.DataType, opts: dict) -> pa.Array:
+def _typed(clean: list[str | None], typ: pa.DataType, opts: XmlOptions) -> pa.Array:
     form = _arrow_form(typ, opts)
     out = _by_arrow(pa.array(clean, pa.string()), typ, form) if form is not None else None
     if out is not None:

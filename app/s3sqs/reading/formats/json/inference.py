@@ -12,16 +12,17 @@ from decimal import Decimal
 
 import pyarrow as pa
 
-from .json_rows import records
-from .json_walk import Syntax, scan, ws
+from ....config.format_options import JsonOptions
+from .rows import records
+from .walk import Syntax, scan, ws
 
 _NULL = pa.null()
 _LONG_MIN, _LONG_MAX = -(1 << 63), (1 << 63) - 1
 
 
-def infer_schema(text: str, opts: dict, infer_types: bool) -> pa.Schema:
-    as_string = opts["primitivesAsString"] or not infer_types
-    decimals = opts["prefersDecimal"]
+def infer_schema(text: str, opts: JsonOptions, infer_types: bool) -> pa.Schema:
+    as_string = opts.primitives_as_string or not infer_types
+    decimals = opts.prefers_decimal
     merged = pa.struct([])
     for rec in records(text, opts):
         i = ws(rec, 0)
@@ -69,12 +70,10 @@ def _type_of(v, as_string: bool, decimals: bool) -> pa.DataType:
 
 def _merge(a: pa.DataType, b: pa.DataType) -> pa.DataType:
     """Spark's compatibleType."""
-    if a == b:
+    if a == b or b == _NULL:
         return a
     if a == _NULL:
         return b
-    if b == _NULL:
-        return a
     if pa.types.is_struct(a) and pa.types.is_struct(b):
         fields = {a.field(i).name: a.field(i).type for i in range(a.num_fields)}
         for i in range(b.num_fields):

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import pyarrow as pa
 
-from .xml_events import END, EOD, ERROR, START, TEXT
-from .xml_values import BadValue, caster, type_name
+from ....config.format_options import XmlOptions
+from .events import END, EOD, ERROR, START, TEXT
+from .values import BadValue, caster, type_name
 
 
 class XmlSyntax(ValueError):
@@ -51,11 +52,11 @@ def _ws(text: str) -> bool:
 class _Leaves:
     """Names, attributes and leaf values: the part of the conversion that reads no structure."""
 
-    def __init__(self, fields: list[pa.Field], options: dict):
+    def __init__(self, fields: list[pa.Field], options: XmlOptions):
         self.o = options
-        self.prefix, self.value_tag = options["attributePrefix"], options["valueTag"]
-        self.null, self.trim = options["nullValue"], options["ignoreSurroundingSpaces"]
-        self.no_ns, self.no_attrs = options["ignoreNamespace"], options["excludeAttribute"]
+        self.prefix, self.value_tag = options.attribute_prefix, options.value_tag
+        self.null, self.trim = options.null_value, options.ignore_surrounding_spaces
+        self.no_ns, self.no_attrs = options.ignore_namespace, options.exclude_attribute
         self.root = pa.struct(fields)
         self._casters: dict = {}
         self._index: dict = {}
