@@ -183,3 +183,21 @@ def test_the_rules_are_enforced_on_a_forbidden_import(tmp_path):
         assert not all(allowed("reading", t) for t in imported(bad))
     finally:
         bad.unlink()
+
+
+def test_the_tests_mirror_the_packages():
+    """A test lives in the folder of the package it tests: tests/<package>/ for app/s3sqs/<package>/ (their
+    sub-packages below), and tests/infra, tests/ops/<tool>, tests/devtools, tests/scripts; only the tests of
+    the whole (system, iam) and what tests share (support, data) stand apart."""
+    apart = {"system", "iam", "support", "data"}
+    tests = ROOT / "tests"
+    strays = []
+    for folder in sorted(p for p in tests.rglob("*") if p.is_dir() and "__pycache__" not in p.parts):
+        parts = folder.relative_to(tests).parts
+        if parts[0] in apart:
+            continue
+        home = ROOT / parts[0] if parts[0] in ("infra", "ops", "devtools", "scripts") else PACKAGE.joinpath(*parts[:1])
+        home = home.joinpath(*parts[1:])
+        if not (home.is_dir() or home.with_suffix(".py").is_file()):
+            strays.append(str(folder.relative_to(ROOT)))
+    assert not strays, f"test folders with no package of that name: {strays}"

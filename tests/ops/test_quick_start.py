@@ -27,7 +27,7 @@ SKIPPED = {
     "make setup": "the tests already run in the environment it builds",
     "export AWS_PROFILE=": "there is no such profile here; the local stand-in's credentials are in the environment",
     "npx cdk ": "needs an AWS account; the test builds the same template's wiring on moto instead",
-    ".venv/bin/package-job": "downloads ~130 MB of wheels (tests/packaging builds a real dist/)",
+    ".venv/bin/package-job": "downloads ~130 MB of wheels (tests/ops/packaging builds a real dist/)",
     ".venv/bin/source-state": "reads the state the job writes, and moto runs no job",
     ".venv/bin/python -c": "reads the table the job writes, and moto runs no job",
 }
