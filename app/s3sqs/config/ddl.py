@@ -4,7 +4,7 @@ The job and submit-job check `--schema` with this before Spark starts or a run i
 fails in milliseconds with the column and the character where it went wrong, instead of a ParseException
 after Spark's start-up that does not name the flag.
 
-The grammar is the one Spark's parser takes for these types (tests/spark/test_ddl_spark.py runs the unit
+The grammar is the one Spark's parser takes for these types (tests/config/test_ddl_in_spark.py runs the unit
 tests' table through Spark itself, on both supported versions):
 
     schema  := column (',' column)*
