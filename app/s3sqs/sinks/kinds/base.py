@@ -29,7 +29,9 @@ class Sink:
     """One sink of the job, with the AWS context (`endpoint`) its tables and files are reached through."""
     kind: ClassVar[str]
     takes_catalog: ClassVar[bool] = False    # --catalog, --catalog-uri, --warehouse
-    writes_table_files: ClassVar[bool] = True  # sized by --target-file-size, and --rebalance-writes may shuffle
+    # Table files the python writer sizes (--target-file-size) and may shuffle first (--rebalance-writes);
+    # without them, Spark's writer writes the rows outside a direct write.
+    writes_table_files: ClassVar[bool] = True
     partition_by: tuple[str, ...] = ()
     transform: str | None = None
     table_writer: str = "python"             # TABLE_WRITERS
@@ -108,8 +110,9 @@ class Sink:
         return ()
 
     def emr_conf(self) -> dict[str, str]:
-        """What submit-job sends to EMR Serverless: the bundled jars, and the session settings."""
-        if not self.uses_spark_writer:
+        """What submit-job sends to EMR Serverless: the bundled jars, and the session settings; nothing for a
+        writer EMR's Spark has on its classpath (the python writers, Spark's Parquet file sink)."""
+        if not self.uses_spark_writer or not self.emr_jars():
             return {}
         return {"spark.jars": ",".join(self.emr_jars()), **self.session_conf()}
 
@@ -131,7 +134,7 @@ class Sink:
         if self.transform:
             from ..transform import apply_transform, load_transform
             df = apply_transform(load_transform(self.transform), df, self.transform)
-        if self.uses_spark_writer:
+        if self.uses_spark_writer or not self.writes_table_files:  # parquet: Spark's file sink, but in direct writes
             return self.spark_writer(df)
         from ..stream import TableSink, open_table
         from ..table_files import TableFilesDataSource

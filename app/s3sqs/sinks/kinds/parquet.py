@@ -44,7 +44,7 @@ class ParquetSink(Sink):
         from ..table_schema import direct_write_refusal as refusal
 
         if self.output_location is None:
-            return f"--output {self.output}: the read tasks write local folders and s3:// URIs only"
+            return self._unreachable()
         return refusal(schema, self.partition_by)
 
     def describe(self) -> str:
@@ -52,18 +52,14 @@ class ParquetSink(Sink):
 
     def open_target(self) -> TableTarget:
         if self.output_location is None:
-            raise SinkError(f"--output {self.output}: the read tasks write local folders and s3:// URIs only")
+            raise SinkError(self._unreachable())
         from ..file_sink_log import FileSinkLogTarget
         return FileSinkLogTarget(self.output_location)
-
-    @property
-    def uses_spark_writer(self) -> bool:
-        return True  # outside a direct write, Spark's file sink writes the files
 
     def spark_writer(self, df):
         self.check_output_columns(df.columns)
         writer = df.writeStream.format("parquet").option("path", self.output)
         return writer.partitionBy(*self.partition_by) if self.partition_by else writer
 
-    def emr_conf(self) -> dict[str, str]:
-        return {}
+    def _unreachable(self) -> str:
+        return f"--output {self.output}: the read tasks write local folders and s3:// URIs only"
