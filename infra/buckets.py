@@ -9,7 +9,7 @@ from aws_cdk import aws_s3 as s3
 
 from infra.config import StackConfig
 from infra.constructs.secure_bucket import SecureBucket
-from infra.contract import EMR_LOGS_PREFIX
+from s3sqs.core.layout import EMR_LOGS_PREFIX
 from infra.nag import acknowledge
 
 # How long superseded object versions are kept in the versioned buckets before they expire.

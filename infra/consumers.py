@@ -12,7 +12,8 @@ from infra.constructs.alarms import queue_alarms
 from infra.constructs.consumer_monitoring import ConsumerMonitoring
 from infra.constructs.consumer_queue import ConsumerQueue
 from infra.constructs.job_role import JobRole
-from infra.contract import checkpoint_prefix, emr_logs_prefix, job_artifacts_prefix, log_group_name, output_prefix
+from infra.contract import log_group_name
+from s3sqs.core.layout import checkpoint_prefix, emr_logs_prefix, job_artifacts_prefix, output_prefix
 from infra.log_groups import retained_log_group
 
 if TYPE_CHECKING:

@@ -9,11 +9,7 @@ from __future__ import annotations
 import re
 from typing import Sequence
 
-# The folders each consumer has in the stack's buckets: the job role may use its own and nothing else there.
-from s3sqs.core.layout import (  # noqa: F401  (the operator tools take them from here, with the rest)
-    CHECKPOINTS_PREFIX, EMR_LOGS_PREFIX, JOB_ARTIFACTS_PREFIX, OUTPUT_PREFIX, SOURCE_CLEANING_PREFIX, checkpoint_prefix,
-    commit_markers_prefix, emr_logs_prefix, job_artifacts_prefix, output_prefix, state_location,
-)
+from s3sqs.core.layout import state_location
 
 # Who may be granted: the rules cdk.json's consumers and onboard-account's flags both check.
 ACCOUNT_ID_RE = re.compile(r"^[0-9]{12}\Z")

@@ -6,7 +6,8 @@ from typing import TYPE_CHECKING
 from aws_cdk import Aws, CfnOutput
 
 from infra.consumers import ConsumerWiring
-from infra.contract import checkpoint_prefix, dashboard_name, emr_logs_prefix, job_artifacts_prefix, output_prefix
+from infra.contract import dashboard_name
+from s3sqs.core.layout import checkpoint_prefix, emr_logs_prefix, job_artifacts_prefix, output_prefix
 
 if TYPE_CHECKING:
     from infra.stack import StreamingStack

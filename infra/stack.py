@@ -9,6 +9,10 @@ from constructs import Construct
 
 from s3sqs.cleaning import scheduled
 from s3sqs.cleaning.rule import Consumer
+from s3sqs.core.layout import (
+    CHECKPOINTS_PREFIX, JOB_ARTIFACTS_PREFIX, OUTPUT_PREFIX, SOURCE_CLEANING_PREFIX, checkpoint_prefix,
+    commit_markers_prefix,
+)
 
 from infra.buckets import stack_buckets
 from infra.config import StackConfig
@@ -19,10 +23,7 @@ from infra.constructs.scheduled_cleaner import ScheduledCleaner
 from infra.constructs.source_cleaner_role import SourceCleanerRole
 from infra.constructs.spark_application import SparkApplication
 from infra.consumers import wire_consumer
-from infra.contract import (
-    CHECKPOINTS_PREFIX, JOB_ARTIFACTS_PREFIX, OUTPUT_PREFIX, SOURCE_CLEANING_PREFIX, checkpoint_prefix,
-    cleaner_log_group_name, commit_markers_location, commit_markers_prefix,
-)
+from infra.contract import cleaner_log_group_name, commit_markers_location
 from infra.keys import stack_keys
 from infra.nag import acknowledge
 from infra.outputs import stack_outputs

@@ -7,7 +7,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from infra.contract import checkpoint_prefix, emr_logs_prefix, job_artifacts_prefix, log_group_name, output_prefix
+from infra.contract import log_group_name
+from s3sqs.core.layout import checkpoint_prefix, emr_logs_prefix, job_artifacts_prefix, output_prefix
 from ops.cli import command
 from ops.emr import SubmitError
 from ops.packaging.target import (
