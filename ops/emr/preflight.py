@@ -9,7 +9,7 @@ from __future__ import annotations
 from s3sqs.config.ddl import Schema, SchemaError, parse_schema
 from s3sqs.config.format_options import unreadable_column
 from s3sqs.config.options import (  # noqa: F401  (one owner)
-    AUTO_LOADER_PREFIX, LEGACY_PREFIX, OptionError, job_source_options, parse_options,
+    OptionError, job_source_options, option_name, parse_options,
 )
 from s3sqs.config.source_options import SourceOptions
 
@@ -80,14 +80,12 @@ def check_emr_locations(checkpoint: str, output: str, options: dict[str, str], s
     schema locations, and a Delta table's location."""
     check_emr_location("--checkpoint", checkpoint, (checkpoint_uri,))
     check_emr_location("--output", output, (output_uri,))
-    wanted = {k.lower(): k for k in WRITTEN_OPTIONS}
     for key, value in options.items():
-        name = wanted.get(key.lower().removeprefix("spark.s3conn."))
-        if name:
+        if option_name(key) in WRITTEN_OPTIONS:
             check_emr_location(f"--option {key}", value, (checkpoint_uri, output_uri))
     if sink == "delta" and table:
         check_emr_location("--table", table, (output_uri,))
-    base = next((v for k, v in options.items() if k.lower().removeprefix("spark.s3conn.") == "basepath"), None)
+    base = next((v for k, v in options.items() if option_name(k) == "basePath"), None)
     if base is not None and not base.startswith("s3://"):
         raise SubmitError(f"--option basePath={base}: an EMR run lists s3:// locations only (the source bucket)")
 
@@ -150,7 +148,7 @@ def _listing_on(opts: SourceOptions, name: str) -> bool:
 def _shown(given: dict[str, str], name: str) -> str:
     """`key=value` of an option as the operator gave it (any case, cloudFiles. or spark.s3conn. before it)."""
     for key, value in given.items():
-        if key.lower().removeprefix(LEGACY_PREFIX).removeprefix(AUTO_LOADER_PREFIX) == name.lower():
+        if option_name(key) == name:
             return f"{key}={value}"
     return name
 

@@ -2,7 +2,7 @@ import re
 
 import pytest
 
-from s3sqs.config.options import OptionError, parse_options, region_from_queue_url
+from s3sqs.config.options import OptionError, option_name, parse_options, region_from_queue_url
 
 BASE = {"fileFormat": "csv", "queueUrl": "https://sqs.eu-west-1.amazonaws.com/123456789012/q",
         "stateLocation": "s3://ck/state/"}
@@ -110,10 +110,24 @@ def test_auto_loader_names_this_source_shares_are_read_under_the_cloudfiles_pref
     assert (o.max_files_per_trigger, o.max_file_age_seconds, o.include_existing_files) == (7, 2 * 86400, True)
 
 
+def test_auto_loader_names_for_what_this_source_names_differently_are_read_as_its_own():
+    base = {k: v for k, v in BASE.items() if k != "fileFormat"}
+    o = parse_options({**base, "cloudFiles.format": "JSON", "cloudFiles.region": "eu-west-1",
+                       "cloudFiles.fetchParallelism": "3", "cloudFiles.schemaInference.sampleSize.numFiles": "5",
+                       "cloudfiles.schemaInference.sampleSize.numBytes": "1m"})
+    assert (o.file_format, o.queue_region, o.schema_inference_max_files) == ("json", "eu-west-1", 5)
+    assert o.schema_inference_max_bytes == 1 << 20 and o.max_concurrency == 3
+
+
+def test_one_option_under_two_names_with_two_values_is_refused_and_with_one_value_accepted():
+    with pytest.raises(OptionError, match=re.escape("option 'fileFormat' is given twice, under two names, with "
+                                                    "different values ('csv' and 'json'); give it once")):
+        parse_options({**BASE, "cloudFiles.format": "json"})
+    assert parse_options({**BASE, "cloudFiles.format": "csv", "cloudFiles.schemaLocation": "s3://b/s",
+                          "schemaLocation": "s3://b/s"}).schema_location == "s3://b/s"
+
+
 @pytest.mark.parametrize("key, message", [
-    ("cloudFiles.format", "option 'cloudFiles.format' is named differently here: use fileFormat"),
-    ("cloudFiles.region", "use queueRegion"),
-    ("cloudFiles.schemaInference.sampleSize.numFiles", "use schemaInferenceMaxFiles"),
     ("badRecordsPath", "use quarantineLocation"),
     ("cloudFiles.useNotifications", "not needed: this source always reads S3 notifications"),
     ("ignoreMissingFiles", "always recorded as missing"),  # never "corrected" to includeExistingFiles
@@ -126,9 +140,10 @@ def test_auto_loader_options_named_differently_or_missing_say_so(key, message):
 
 
 def test_the_translation_table_lists_only_real_options():
-    from s3sqs.config.options import AUTO_LOADER_RENAMED, AUTO_LOADER_SAME, SOURCE_OPTIONS
+    from s3sqs.config.options import AUTO_LOADER_ALIASES, AUTO_LOADER_RENAMED, AUTO_LOADER_SAME, SOURCE_OPTIONS
 
     assert set(AUTO_LOADER_SAME) <= set(SOURCE_OPTIONS)
+    assert set(AUTO_LOADER_ALIASES.values()) <= set(SOURCE_OPTIONS)
     assert {v.split(" ")[0] for v in AUTO_LOADER_RENAMED.values()} <= set(SOURCE_OPTIONS)
 
 
@@ -151,6 +166,35 @@ def test_an_option_that_repeats_a_flag_is_accepted():
 
     raw = job_source_options("csv", BASE["queueUrl"], "s3://ck/q", {"fileFormat": "CSV", "queueUrl": BASE["queueUrl"]})
     assert parse_options(raw).file_format == "csv"
+    raw = job_source_options("csv", BASE["queueUrl"], "s3://ck/q", {"cloudFiles.format": "csv"})
+    assert parse_options(raw).file_format == "csv"
+
+
+@pytest.mark.parametrize("key", ["schemaLocation", "cloudFiles.schemaLocation", "CLOUDFILES.SCHEMALOCATION",
+                                 "spark.s3conn.quarantineLocation", "stateLocation"])
+def test_an_option_naming_one_of_the_checkpoint_s_places_replaces_the_default_under_any_spelling(key):
+    from s3sqs.config.options import job_source_options
+
+    opts = parse_options(job_source_options("csv", BASE["queueUrl"], "s3://ck/q", {key: "s3://mine/place"}))
+    chosen = {"schemaLocation": opts.schema_location, "quarantineLocation": opts.quarantine_location,
+              "stateLocation": opts.state_location}
+    assert [name for name, value in chosen.items() if value == "s3://mine/place"] == [option_name(key)]
+    assert [value.startswith("s3://ck/q/") for value in chosen.values()].count(True) == 2
+
+
+def test_an_auto_loader_name_that_contradicts_a_flag_names_the_flag():
+    from s3sqs.config.options import job_source_options
+
+    with pytest.raises(OptionError, match=re.escape("--option cloudFiles.format=json clashes with --format csv")):
+        job_source_options("csv", BASE["queueUrl"], "s3://ck/q", {"cloudFiles.format": "json"})
+
+
+def test_an_unknown_option_is_matched_against_the_source_s_and_its_format_s_options():
+    with pytest.raises(OptionError, match=re.escape("unknown option 'heder': neither a source option nor a reader "
+                                                    "option of fileFormat csv; did you mean 'header'?")):
+        parse_options({**BASE, "heder": "true"})
+    with pytest.raises(OptionError, match=re.escape("did you mean 'rowTag'?")):  # an XML option, read as XML
+        parse_options({**BASE, "fileFormat": "xml", "rowTags": "r"})
 
 
 def test_job_help_lists_the_source_options():

@@ -30,8 +30,8 @@ def base(w, tmp_path, **over):
 
 
 @pytest.mark.parametrize("change, expected", [
-    ({"--option": "maxFilesPerTriger=3"}, "unknown option 'maxFilesPerTriger' for format s3-sqs; did you mean "
-                                          "'maxFilesPerTrigger'?"),
+    ({"--option": "maxFilesPerTriger=3"}, "unknown option 'maxFilesPerTriger': neither a source option nor a "
+                                          "reader option of fileFormat csv; did you mean 'maxFilesPerTrigger'?"),
     ({"--queue-url": "QUEUE/nowhere"}, "no such queue"),
     ({"--checkpoint": "s3://no-such-bucket-here/ck"}, "bucket 'no-such-bucket-here' does not exist"),
     ({"--schema": "id LONG, name STRNG"}, "--schema: unknown type 'STRNG'"),

@@ -206,18 +206,21 @@ _FIELDS_BY_OPTION = {f.alias or name: name for name, f in OptionsModel.model_fie
 SOURCE_OPTIONS = tuple(a for a in _FIELDS_BY_OPTION if a not in ("mode", "reader_options", *COMPAT_OPTIONS))
 
 # Auto Loader's options (and the Spark file-source options its users reach for), as this source spells them.
-# Supported under the same name: `cloudFiles.<name>` is read as `<name>`. Named differently: refused, naming
-# this source's option. Not supported: refused, saying why. docs/source.md, "Coming from Auto Loader", lists them.
+# Same name: `cloudFiles.<name>` is read as `<name>`. Same meaning under another name: read as that name, so
+# an Auto Loader query's options work as written. A near equivalent that works differently: refused, naming
+# it. Not supported: refused, saying why. docs/source.md, "Coming from Auto Loader", lists them.
 AUTO_LOADER_PREFIX = "cloudfiles."
 AUTO_LOADER_SAME = ("maxFilesPerTrigger", "maxBytesPerTrigger", "maxFileAge", "includeExistingFiles",
                     "allowOverwrites", "backfillInterval", "partitionColumns", "schemaLocation",
                     "schemaEvolutionMode", "schemaHints", "inferColumnTypes", "queueUrl")
-AUTO_LOADER_RENAMED = {
+AUTO_LOADER_ALIASES = {
     "cloudFiles.format": "fileFormat",
     "cloudFiles.region": "queueRegion",
     "cloudFiles.fetchParallelism": "sqs.maxConcurrency",
     "cloudFiles.schemaInference.sampleSize.numFiles": "schemaInferenceMaxFiles",
     "cloudFiles.schemaInference.sampleSize.numBytes": "schemaInferenceMaxBytes",
+}
+AUTO_LOADER_RENAMED = {
     "badRecordsPath": "quarantineLocation",
     "ignoreCorruptFiles": "onBadFile (quarantine, the default, sets a bad file aside and goes on)",
 }
@@ -249,12 +252,10 @@ AUTO_LOADER_UNSUPPORTED = {
 }
 
 
-def auto_loader_name(key: str) -> str | None:
-    """`cloudFiles.<option>` for an option this source has under the same name: that name; else None."""
-    if key.lower().startswith(AUTO_LOADER_PREFIX):
-        rest = key[len(AUTO_LOADER_PREFIX):].lower()
-        return next((n for n in AUTO_LOADER_SAME if n.lower() == rest), None)
-    return None
+def option_name(key: str) -> str | None:
+    """The source option `key` sets, however it is spelled (any case; `spark.s3conn.`, `cloudFiles.` or an
+    Auto Loader alias), or None when it names none. One answer for the source, the job and submit-job."""
+    return _OPTION_NAMES.get(key.lower().removeprefix(LEGACY_PREFIX).replace("sqs..", "sqs."))
 
 
 def auto_loader_message(key: str) -> str | None:
@@ -267,7 +268,8 @@ def auto_loader_message(key: str) -> str | None:
             return f"option '{key}' is {why}"
     if key.lower().startswith(AUTO_LOADER_PREFIX):
         return (f"option '{key}' is an Auto Loader option this source does not have; the ones it understands "
-                f"(cloudFiles.<name>): {', '.join(AUTO_LOADER_SAME)}")
+                f"(cloudFiles.<name>): {', '.join(AUTO_LOADER_SAME)}; and "
+                f"{', '.join(k.removeprefix('cloudFiles.') for k in AUTO_LOADER_ALIASES)}")
     return None
 
 
@@ -282,6 +284,7 @@ def source_options_help() -> str:
              wrap("the source", SOURCE_OPTIONS + ("mode",))]
     lines += [wrap(fmt, sorted(opts) or ["none"]) for fmt, opts in format_options.FORMAT_OPTIONS.items()]
     lines.append(wrap("Auto Loader's cloudFiles.<name>, read as <name>", AUTO_LOADER_SAME))
+    lines.append(wrap("and read as this source's", [f"{k} as {v}" for k, v in AUTO_LOADER_ALIASES.items()]))
     return "\n".join(lines)
 
 
@@ -291,17 +294,13 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
     if "path" in opts:
         raise OptionError("the s3-sqs source takes no path: the files come from the queue. Call .load() "
                           "without an argument, and use pathGlobFilter or basePath to narrow what is read")
-    known = {n.lower(): n for n in SOURCE_OPTIONS + COMPAT_OPTIONS}
     values: dict[str, Any] = {}
     reader: dict[str, str] = {}
     for key, value in opts.items():
-        if key.startswith(AUTO_LOADER_PREFIX) and auto_loader_name(key):
-            key = auto_loader_name(key).lower()
-        if key in known:
-            name = known[key]
-            if name in values and values[name] != value:  # `cloudFiles.<name>` and `<name>` both given
-                raise OptionError(f"option '{name}' is given twice, as '{name}' and 'cloudFiles.{name}', with "
-                                  f"different values ({values[name]!r} and {value!r}); give it once")
+        if (name := option_name(key)) is not None:
+            if name in values and values[name] != value:  # e.g. `cloudFiles.<name>` and `<name>` both given
+                raise OptionError(f"option '{name}' is given twice, under two names, with different values "
+                                  f"({values[name]!r} and {value!r}); give it once")
             values[name] = value
         elif key == "mode":
             reader["mode"] = value
@@ -312,8 +311,7 @@ def parse_options(raw: dict[str, str]) -> SourceOptions:
             reader[name] = value
         else:
             shown = next((k for k in raw if k.lower().endswith(key)), key)  # as the user spelled it
-            raise OptionError(auto_loader_message(shown)
-                              or _unknown_message(shown, list(SOURCE_OPTIONS) + format_options.ALL_NAMES + ["mode"]))
+            raise OptionError(auto_loader_message(shown) or _unknown_message(shown, opts))
     try:
         model = OptionsModel.model_validate(blank_to_none(values))
     except ValidationError as e:
@@ -339,8 +337,11 @@ def job_source_options(fmt: str, queue_url: str, checkpoint: str, options: dict[
     """The source options the job builds from its flags, then --option. An --option that gives a flag's option
     another value is refused (`flag_names` says how the caller names those flags). One owner, so that what
     submit-job checks is what the job runs."""
-    raw = {"fileFormat": fmt, "queueUrl": queue_url, "stateLocation": state_location or layout.state_location(checkpoint),
-           "quarantineLocation": layout.quarantine_location(checkpoint), "schemaLocation": layout.schema_location(checkpoint)}
+    # The checkpoint's places, unless an --option names one (under any spelling: cloudFiles.schemaLocation too).
+    places = {"stateLocation": state_location or layout.state_location(checkpoint),
+              "quarantineLocation": layout.quarantine_location(checkpoint), "schemaLocation": layout.schema_location(checkpoint)}
+    given = {option_name(k) for k in options}
+    raw = {"fileFormat": fmt, "queueUrl": queue_url, **{k: v for k, v in places.items() if k not in given}}
     if endpoint_url:
         raw["endpointUrl"] = endpoint_url
     if region:
@@ -360,7 +361,7 @@ def _check_clash(name: str, flag: str, value: str | None, options: dict[str, str
     if value is None:
         return
     for key, given in options.items():
-        if key.lower().removeprefix(LEGACY_PREFIX).removeprefix(AUTO_LOADER_PREFIX) != name.lower():
+        if option_name(key) != name:
             continue
         same = given.strip().lower() == value.lower() if name == "fileFormat" else given.strip().rstrip("/") == value.rstrip("/")
         if not same:
@@ -412,7 +413,18 @@ def _normalise(raw: dict[str, str]) -> dict[str, str]:
     return out
 
 
-def _unknown_message(key: str, valid: list[str]) -> str:
+def _unknown_message(key: str, opts: dict[str, str]) -> str:
+    """Unknown `key`: the nearest option of the source or of the format read (any format's, when it is unknown)."""
+    fmt = next((v.strip().lower() for k, v in opts.items() if option_name(k) == "fileFormat"), None)
+    if fmt in format_options.FORMAT_OPTIONS:
+        valid, where = [*SOURCE_OPTIONS, *format_options.FORMAT_OPTIONS[fmt], "mode"], f"fileFormat {fmt}"
+    else:
+        valid, where = [*SOURCE_OPTIONS, *format_options.ALL_NAMES, "mode"], "any fileFormat"
     near = closest(key, valid)
     hint = f"; did you mean '{near}'?" if near else f"; valid options: {', '.join(sorted(valid))}"
-    return f"unknown option '{key}' for format s3-sqs{hint}"
+    return f"unknown option '{key}': neither a source option nor a reader option of {where}{hint}"
+
+
+_OPTION_NAMES = {**{n.lower(): n for n in SOURCE_OPTIONS + COMPAT_OPTIONS},
+                 **{AUTO_LOADER_PREFIX + n.lower(): n for n in AUTO_LOADER_SAME},
+                 **{k.lower(): v for k, v in AUTO_LOADER_ALIASES.items()}}

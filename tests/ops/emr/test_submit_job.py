@@ -282,8 +282,9 @@ def test_second_run_on_the_same_checkpoint_is_refused(stack, built_dist, moto_en
     (["--partition-by", "day"], "submit-job: error: --partition-by: column 'day' is not in --schema; its columns are: "
                                 "id, name"),
     (["--option", "maxFilesPerTriger=5"],
-     "submit-job: error: --option: unknown option 'maxFilesPerTriger' for format s3-sqs; "
-     "did you mean 'maxFilesPerTrigger'?"),
+     "submit-job: error: --option: unknown option 'maxFilesPerTriger': neither a source option nor a reader "
+     "option of fileFormat csv; did you mean 'maxFilesPerTrigger'?"),
+    (["--option", "heder=true"], "did you mean 'header'?"),
     (["--option", "maxFilesPerTrigger=many"], "submit-job: error: --option: option 'maxFilesPerTrigger'"),
     (["--option", "partitionColumns=Name"],
      "submit-job: error: --option partitionColumns: column 'Name' is not in --schema (did you mean 'name'?)"),
@@ -305,7 +306,10 @@ def test_second_run_on_the_same_checkpoint_is_refused(stack, built_dist, moto_en
     (["--option", "fileFormat=json"], "submit-job: error: --option fileFormat=json clashes with --format csv"),
     (["--option", "queueUrl=https://sqs.us-east-1.amazonaws.com/999999999999/other"],
      "clashes with --consumer analytics, whose queue is http://"),
-    (["--option", "cloudFiles.format=csv"], "option 'cloudFiles.format' is named differently here: use fileFormat"),
+    (["--option", "cloudFiles.format=json"], "submit-job: error: --option cloudFiles.format=json clashes with --format csv"),
+    # Another place than the consumer's is refused under an Auto Loader name too.
+    (["--option", "cloudFiles.schemaLocation=s3://elsewhere/s"], "--option cloudFiles.schemaLocation s3://elsewhere/s: "
+                                                                 "outside the consumer's prefixes"),
     # Columns a format cannot hold: refused naming column and format (JSON reads MAP as Spark does).
     (["--schema", "id LONG, m MAP<STRING, STRING>"], "submit-job: error: --schema: column 'm' is MAP, but CSV holds "
                                                      "no nested values"),
