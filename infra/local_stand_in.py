@@ -58,18 +58,19 @@ from infra.stand_in.template import PSEUDO, references, short
 _SYNTH_CACHE: dict[str, dict] = {}
 
 
-def synth_template(context_overrides: dict | None = None) -> dict:
-    """Synthesize the stack in-process with cdk.json's context (plus overrides); return its template.
+def synth_template(context_overrides: dict | None = None, cdk_json: Path | None = None) -> dict:
+    """Synthesize the stack in-process with the context of `cdk_json` (default: the checkout's cdk.json) plus
+    overrides; return its template.
 
     Overrides replace whole top-level context keys (pass the full `consumers` list, for example).
     Builtin CloudFormation validation and cdk-nag are off here (the tests run both). Results are cached
-    per overrides for the life of the process; callers get their own copy.
+    per file and overrides for the life of the process; callers get their own copy.
     """
-    cache_key = json.dumps(context_overrides or {}, sort_keys=True)
+    cache_key = json.dumps([str(cdk_json or ""), context_overrides or {}], sort_keys=True)
     if cache_key not in _SYNTH_CACHE:
-        from infra.app import build_app, cdk_json_context  # starts jsii: only when needed
+        from infra.app import CDK_JSON, build_app, cdk_json_context  # starts jsii: only when needed
 
-        context = {**cdk_json_context(), **(context_overrides or {})}
+        context = {**cdk_json_context(Path(cdk_json or CDK_JSON)), **(context_overrides or {})}
         with tempfile.TemporaryDirectory(prefix="cdk-synth-") as outdir:
             app, _ = build_app(context, nag=False, builtin_validation=False, outdir=outdir)
             assembly = app.synth()

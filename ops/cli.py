@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shlex
 import sys
 import traceback
 from pathlib import Path
@@ -186,6 +187,11 @@ def command(name: str) -> str:
     me = sys.argv[0] if sys.argv else ""
     folder, base = os.path.split(me)
     return os.path.join(folder, name) if folder and base in TOOLS else name
+
+
+def command_line(name: str, *args: str) -> str:
+    """The sibling tool `name` with its arguments, quoted for the shell: a hint that runs as printed."""
+    return " ".join([command(name), *map(shlex.quote, args)])
 
 
 def say(msg: str) -> None:

@@ -3,6 +3,7 @@ throughout, and every link points at a file and heading that exist."""
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import re
 import subprocess
@@ -49,6 +50,94 @@ def test_every_flag_in_every_help_is_documented(command, flag):
     assert re.search("`" + re.escape(flag) + r"[`\s=\[]", text), f"{command} {flag} is not in docs/emr.md or docs/operations.md"
 
 
+# ---------------------------------------------------------------- each command's flag tables, held to its parser
+
+# A flag table's header names the command(s) it documents: "`compact-table` flag", "`source-state summary`,
+# `files`, `lookup` flag", or "`job-runs` flag" with a Commands column naming each row's subcommands ("all").
+FLAG_HEADER = re.compile(r"(`[a-z-]+(?: [a-z]+)?`(?:, `[a-z]+`)*) flag")
+# Takes submit-job's flags (one definition, ops/emr/cli.add_run_flags), documented with them;
+# test_every_flag_in_every_help_is_documented still holds each.
+PROSE_ONLY = {"local-stack run-job"}
+
+
+def parser_flags() -> dict[str, set[str]]:
+    """Each command ("tool" or "tool subcommand") -> the flags its --help shows."""
+    out: dict[str, set[str]] = {}
+    for command, flag in ALL_FLAGS:
+        out.setdefault(command, set()).add(flag)
+    return out
+
+
+def _cells(line: str) -> list[str]:
+    return [c.strip() for c in re.split(r"(?<!\\)\|", line.strip())[1:-1]]
+
+
+def tables(doc: Path) -> list[tuple[list[str], list[list[str]]]]:
+    """(header cells, rows of cells) of every table in a document."""
+    lines, found = doc.read_text().splitlines(), []
+    for i, line in enumerate(lines[:-1]):
+        if line.startswith("|") and re.fullmatch(r"\|(\s*:?-+:?\s*\|)+", lines[i + 1].strip()) and \
+                not (i and lines[i - 1].startswith("|")):
+            rows = []
+            for row in lines[i + 2:]:
+                if not row.startswith("|"):
+                    break
+                rows.append(_cells(row))
+            found.append((_cells(line), rows))
+    return found
+
+
+@functools.cache
+def documented_flags() -> dict[str, set[str]]:
+    """Each command -> the flags its flag tables in docs/emr.md and docs/operations.md give it."""
+    known = parser_flags()
+    out: dict[str, set[str]] = {}
+    for doc in TOOL_DOCS:
+        for header, rows in tables(doc):
+            m = FLAG_HEADER.fullmatch(header[0])
+            if not m:
+                assert header[0] != "Flag", f"{doc.name}: a flag table whose header names no command: {header}"
+                continue
+            first, *subs = re.findall(r"`([^`]+)`", m.group(1))
+            tool = first.split()[0]
+            named = [first] + [f"{tool} {sub}" for sub in subs]
+            for row in rows:
+                commands = named
+                if "Commands" in header:
+                    cell = row[header.index("Commands")]
+                    commands = sorted(c for c in known if c.startswith(f"{tool} ")) if cell == "all" else \
+                        [f"{tool} {sub.strip()}" for sub in cell.split(",")]
+                for command in commands:
+                    assert command in known, f"{doc.name}: no command {command!r} (table {header[0]!r})"
+                    out.setdefault(command, set()).update(re.findall(r"`(--[a-z][a-z0-9-]*)", row[0]))
+    return out
+
+
+@pytest.mark.parametrize("command", sorted(c for c in parser_flags() if c not in PROSE_ONLY))
+def test_each_command_s_flag_tables_list_exactly_its_parser_s_flags(command):
+    """Both ways: every flag --help shows is in a table of the command, and every flag there is one it takes."""
+    documented, parsed = documented_flags().get(command, set()), parser_flags()[command]
+    assert not parsed - documented, f"{command}: not in its flag tables: {sorted(parsed - documented)}"
+    assert not documented - parsed, f"{command}: in its flag tables, not a flag of it: {sorted(documented - parsed)}"
+
+
+def test_the_queue_names_the_operations_page_shows_are_the_stack_s():
+    """A consumer's queue has the name the stack gives it (<stack>-<consumer>); its DLQ the name CloudFormation
+    generates from the template's logical id (<stack>-<logical id>-<suffix>)."""
+    from infra import STACK_NAME
+    from infra.local_stand_in import synth_template
+
+    queues = [r for r in synth_template()["Resources"].items() if r[1]["Type"] == "AWS::SQS::Queue"]
+    named = {r.get("Properties", {}).get("QueueName") for _, r in queues} - {None}
+    generated = {lid for lid, r in queues if "QueueName" not in r.get("Properties", {})}
+    shown = re.findall(r"https://sqs\.[a-z0-9-]+\.amazonaws\.com/\d{12}/([\w-]+)",
+                       (REPO / "docs" / "operations.md").read_text())
+    assert shown
+    for name in shown:
+        m = re.fullmatch(rf"{STACK_NAME}-(\w+)-[A-Z0-9]{{12,13}}", name)
+        assert name in named or (m and m.group(1) in generated), f"{name} is not a queue name of the stack"
+
+
 def test_one_outputs_file_name_everywhere():
     for doc in DOCS:
         for m in re.finditer(r"[\w.-]*outputs[\w-]*\.json", doc.read_text()):
@@ -84,9 +173,10 @@ def test_links_between_the_docs_resolve():
                 assert anchor in _anchors(dest), f"{doc.name}: no heading #{anchor} in {dest.name}"
 
 
-# ---------------------------------------------------------------- README.md's "On AWS in 15 minutes"
+# ---------------------------------------------------------------- README.md's quick start
 
-QUICK_START = "## On AWS in 15 minutes"
+QUICK_START = "## Quick start: a rehearsal here, then AWS"
+REHEARSAL = "3. **Rehearse**"
 
 
 def quick_start_section() -> str:
@@ -101,6 +191,14 @@ def _blocks(section: str, lang: str) -> list[str]:
     return [textwrap.dedent(b) for b in re.findall(rf"^[ ]*```{lang}\n(.*?)^[ ]*```", section, flags=re.M | re.S)]
 
 
+def _commands(blocks: list[str]) -> list[str]:
+    """Each shell command of the blocks, in order, continuation lines joined."""
+    commands = []
+    for block in blocks:
+        commands += [c.strip() for c in re.split(r"(?<!\\)\n", block) if c.strip()]
+    return commands
+
+
 def quick_start_context() -> dict:
     """The cdk.json context the section tells the reader to set."""
     (block,) = _blocks(quick_start_section(), "json")
@@ -108,11 +206,16 @@ def quick_start_context() -> dict:
 
 
 def quick_start_commands() -> list[str]:
-    """Each shell command of the section, in order, continuation lines joined."""
-    commands = []
-    for block in _blocks(quick_start_section(), "bash"):
-        commands += [c.strip() for c in re.split(r"(?<!\\)\n", block) if c.strip()]
-    return commands
+    """The AWS steps' shell commands, in order (all but the rehearsal's)."""
+    section = quick_start_section()
+    rehearsal = section.index(REHEARSAL), section.index("4. **Deploy**")
+    return _commands(_blocks(section[:rehearsal[0]], "bash") + _blocks(section[rehearsal[1]:], "bash"))
+
+
+def rehearsal_commands() -> list[str]:
+    """The rehearsal's shell commands, in order."""
+    section = quick_start_section()
+    return _commands(_blocks(section[section.index(REHEARSAL):section.index("4. **Deploy**")], "bash"))
 
 
 def test_the_readme_is_a_front_door_and_the_quick_start_is_near_its_top():

@@ -6,6 +6,7 @@ import json
 import sys
 import threading
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 from botocore.exceptions import BotoCoreError, ClientError
@@ -82,13 +83,27 @@ def not_found_in_region(what: str, region: str | None, e: ClientError) -> Submit
                        "the --outputs-file of the stack deployed in this one")
 
 
-def get_run(emr, application_id: str, run_id: str, region: str | None = None) -> dict:
+def get_application(emr, application_id: str, region: str | None = None) -> dict:
+    """GetApplication; an application the region does not know is most often the wrong region."""
+    try:
+        return emr.get_application(applicationId=application_id)["application"]
+    except ClientError as e:
+        if aws.error_code(e) == "ResourceNotFoundException":
+            raise not_found_in_region(f"EMR Serverless application {application_id}", region, e) from None
+        raise SubmitError(f"EMR Serverless application {application_id}: {e}") from None
+
+
+def get_run(emr, application_id: str, run_id: str, region: str | None = None,
+            flags: Sequence[str] = ()) -> dict:
+    """GetJobRun. For a run it does not find, AWS says the run does not exist and moto that the application does
+    not: GetApplication tells which, so only a missing application is blamed on the region or outputs file."""
     try:
         return emr.get_job_run(applicationId=application_id, jobRunId=run_id)["jobRun"]
     except ClientError as e:
-        if aws.error_code(e) in ("ResourceNotFoundException", "ValidationException"):
-            raise not_found_in_region(f"job run {run_id} of application {application_id}", region, e) from None
-        raise
+        if aws.error_code(e) not in ("ResourceNotFoundException", "ValidationException"):
+            raise
+    get_application(emr, application_id, region)
+    raise SubmitError(runs.unknown_run(run_id, application_id, flags))
 
 
 def print_logs(logs, emr, application_id: str, run: dict, stream: str, *, follow: bool, limit: int | None,
@@ -160,12 +175,7 @@ def check_application(emr, application_id: str, manifest: dict, declared_arch: s
     GetApplication's `architecture` decides; the stack's EmrArchitecture output stands in where the
     endpoint leaves it out (moto does).
     """
-    try:
-        app = emr.get_application(applicationId=application_id)["application"]
-    except ClientError as e:
-        if aws.error_code(e) == "ResourceNotFoundException":
-            raise not_found_in_region(f"EMR Serverless application {application_id}", region, e) from None
-        raise SubmitError(f"EMR Serverless application {application_id}: {e}") from None
+    app = get_application(emr, application_id, region)
     want = manifest["target"]["emr_architecture"]
     have = app.get("architecture") or declared_arch or "X86_64"
     if have != want:
@@ -191,10 +201,7 @@ def list_runs(emr, application_id: str, states=(), limit: int | None = None, reg
     except ClientError as e:
         # moto answers ResourceNotFound for an application that has never had a run; AWS, an empty list.
         if aws.error_code(e) == "ResourceNotFoundException" and not summaries:
-            try:
-                emr.get_application(applicationId=application_id)  # still raises if the application is gone
-            except ClientError as gone:
-                raise not_found_in_region(f"EMR Serverless application {application_id}", region, gone) from None
+            get_application(emr, application_id, region)  # still raises if the application is gone
             return []
         if aws.error_code(e) == "ResourceNotFoundException":
             raise not_found_in_region(f"EMR Serverless application {application_id}", region, e) from None
@@ -202,14 +209,14 @@ def list_runs(emr, application_id: str, states=(), limit: int | None = None, reg
     return summaries if limit is None else summaries[:limit]
 
 
-def runs_on_checkpoint(emr, application_id: str, checkpoint: str) -> list[str]:
-    """Active runs that use this checkpoint, as "RUN_ID (STATE)"."""
+def runs_on_checkpoint(emr, application_id: str, checkpoint: str) -> list[tuple[str, str]]:
+    """Active runs that use this checkpoint, as (run id, state)."""
     found = []
     for summary in list_runs(emr, application_id, runs.ACTIVE_STATES):
         if summary["state"] in runs.ACTIVE_STATES:
             run = emr.get_job_run(applicationId=application_id, jobRunId=summary["id"])["jobRun"]
             if runs.checkpoint_of(run) == checkpoint.rstrip("/"):
-                found.append(f"{summary['id']} ({summary['state']})")
+                found.append((summary["id"], summary["state"]))
     return found
 
 

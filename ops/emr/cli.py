@@ -11,16 +11,18 @@ import json
 import shlex
 import sys
 import uuid
+from dataclasses import dataclass
 from pathlib import Path
 
 from ops import aws, cli
 from ops.emr import SubmitError, preflight, runs
 from ops.emr import aws as emr_aws
 from ops.emr.request import (
-    DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR, PREVIEW_DIGEST, JobSpec, build_start_job_run_request,
+    DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR, PREVIEW_DIGEST, ArtifactLocations, JobSpec, build_start_job_run_request,
     consumer_artifact_locations, default_locations, preview_manifest, validate_request,
 )
 from ops.packaging.build import DEFAULT_DIST, load_manifest
+from ops.stack_outputs import StackOutputs
 from s3sqs.config.options import source_options_help
 from s3sqs.job.flags import add_submit_flags
 
@@ -33,23 +35,12 @@ RUNS_PROG = "job-runs"
 def submit_parser() -> argparse.ArgumentParser:
     p = cli.parser(SUBMIT_PROG, "Check the job's flags, then (with --apply) upload dist/ to the artifacts bucket "
                                 "and start the job on the EMR Serverless application.")
-    cli.add_stack_args(p)
-    cli.add_aws_args(p)
-    cli.add_consumer_arg(p, required=True)
-    p.epilog = source_options_help()
-    p.formatter_class = argparse.RawDescriptionHelpFormatter
-    # The job's own flags, as app/job.py defines them; --checkpoint and --output default to the consumer's
-    # checkpointUri and outputUri, and --until-drained makes a BATCH run (else a STREAMING run, restarted).
-    add_submit_flags(p.add_argument_group("the job's flags (app/job.py --help)"))
+    add_run_flags(p)
     p.add_argument("--max-failed-attempts-per-hour", type=int, default=DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR,
                    help=f"STREAMING retry policy, 1-10 (default {DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR})")
     p.add_argument("--timeout-minutes", type=int,
                    help="run time limit (default: none for STREAMING, EMR's 12 hours for BATCH)")
-    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
-                   help="extra Spark configuration (repeatable), e.g. spark.executor.memory=8g")
-    p.add_argument("--name", help="job run name (default s3sqs-<consumer>)")
     p.add_argument("--client-token", help="idempotency token (default: a new one per submission)")
-    p.add_argument("--dist", type=Path, default=DEFAULT_DIST, help="artifacts directory (default dist/)")
     cli.add_apply_args(p, act="upload the artifacts and start the run; without it, the checked StartJobRun "
                               "request is printed")
     p.add_argument("--wait", action="store_true",
@@ -61,7 +52,35 @@ def submit_parser() -> argparse.ArgumentParser:
     return p
 
 
-def _submit(args, out) -> int:
+def add_run_flags(p: argparse.ArgumentParser) -> None:
+    """What a run is made of, for submit-job and `local-stack run-job`: the stack, the consumer, the job's flags."""
+    cli.add_stack_args(p)
+    cli.add_aws_args(p)
+    cli.add_consumer_arg(p, required=True)
+    p.epilog = source_options_help()
+    p.formatter_class = argparse.RawDescriptionHelpFormatter
+    # The job's own flags, as app/job.py defines them; --checkpoint and --output default to the consumer's
+    # checkpointUri and outputUri, and --until-drained makes a BATCH run (else a STREAMING run, restarted).
+    add_submit_flags(p.add_argument_group("the job's flags (app/job.py --help)"))
+    p.add_argument("--conf", action="append", default=[], metavar="KEY=VALUE",
+                   help="extra Spark configuration (repeatable), e.g. spark.executor.memory=8g")
+    p.add_argument("--name", help="job run name (default s3sqs-<consumer>)")
+    p.add_argument("--dist", type=Path, default=DEFAULT_DIST, help="artifacts directory (default dist/)")
+
+
+@dataclass(frozen=True)
+class Submission:
+    """A checked StartJobRun request and what it was made from."""
+    outputs: StackOutputs
+    spec: JobSpec
+    manifest: dict
+    locations: ArtifactLocations
+    request: dict
+
+
+def prepare_submission(args, job_endpoint_url: str | None = None) -> Submission:
+    """The job's flags checked as the job checks them, then the StartJobRun request submit-job would send
+    (`local-stack run-job` runs the same request on the stand-in, with the job pointed at `job_endpoint_url`)."""
     # Pre-flight, before anything is read from AWS: the flags the job would reject fail here, in milliseconds.
     schema = preflight.check_schema(args.schema, args.partition_by)
     options = dict(args.option)
@@ -93,11 +112,17 @@ def _submit(args, out) -> int:
         trigger_interval=args.trigger_interval, max_failed_attempts_per_hour=args.max_failed_attempts_per_hour,
         timeout_minutes=args.timeout_minutes, spark_conf=tuple(args.conf),
         sink=args.sink, table=args.table, transform=args.transform, target_file_size=args.target_file_size,
-        table_writer=args.table_writer,
+        table_writer=args.table_writer, job_endpoint_url=job_endpoint_url,
     )
     locations = consumer_artifact_locations(manifest, outputs, args.consumer)
     request = build_start_job_run_request(outputs, spec, locations, manifest, args.client_token or uuid.uuid4().hex)
     validate_request(request)
+    return Submission(outputs, spec, manifest, locations, request)
+
+
+def _submit(args, out) -> int:
+    sub = prepare_submission(args)
+    outputs, spec, manifest, locations, request = sub.outputs, sub.spec, sub.manifest, sub.locations, sub.request
     if not args.apply:
         print(json.dumps(request, indent=2), file=out)
         cli.say("dry run: the flags and the request are valid; nothing was uploaded or started. "
@@ -113,7 +138,7 @@ def _submit(args, out) -> int:
     checkpoint = runs.checkpoint_of(request)
     busy = emr_aws.runs_on_checkpoint(emr, app_id, checkpoint)
     if busy:
-        raise SubmitError(runs.checkpoint_in_use(busy, checkpoint))
+        raise SubmitError(runs.checkpoint_in_use(busy, checkpoint, cli.passthrough(args)))
     cli.say(f"uploading artifacts to s3://{locations.bucket}/")
     emr_aws.upload_artifacts(s3, args.dist, manifest, locations)
     run_id = emr_aws.start_run(emr, request)
@@ -206,13 +231,17 @@ def runs_parser() -> argparse.ArgumentParser:
     cancel = sub.add_parser("cancel", parents=[common], allow_abbrev=False, help="cancel a run (with --apply)")
     cancel.add_argument("run_id", metavar="RUN_ID")
     cli.add_apply_args(cancel, act="cancel the run")
-    cancel.add_argument("--wait", action="store_true", help="with --apply: wait until the run has ended")
+    cancel.add_argument("--wait", action="store_true",
+                        help="with --apply: wait until the run has ended; exit 1 if it failed before it was cancelled")
     cancel.add_argument("--poll-seconds", type=float, default=10.0, help=argparse.SUPPRESS)
     return p
 
 
 def _runs(args, out) -> int:
-    app_id = cli.stack_outputs(args).get("EmrApplicationId")
+    outputs = cli.stack_outputs(args)
+    if getattr(args, "consumer", None):
+        outputs.consumer(args.consumer)  # a name the stack lacks is refused, with the close one, before any call
+    app_id = outputs.get("EmrApplicationId")
     region, emr, _ = emr_aws.session_clients(args.region, args.endpoint_url)
     if args.command == "list":
         found = sorted(emr_aws.list_runs(emr, app_id, args.state, region=region),
@@ -229,7 +258,7 @@ def _runs(args, out) -> int:
         lines = runs.runs_table(found) if found else [f"no job runs on application {app_id}"]
         print("\n".join(lines), file=out)
         return 0
-    run = emr_aws.get_run(emr, app_id, args.run_id, region)
+    run = emr_aws.get_run(emr, app_id, args.run_id, region, cli.passthrough(args))
     if args.command == "show":
         dashboard = emr_aws.dashboard_url(emr, app_id, args.run_id) if args.dashboard else None
         if args.json:
@@ -249,7 +278,7 @@ def _runs(args, out) -> int:
     cli.say(f"cancellation requested for {args.run_id}")
     if args.wait:
         run = emr_aws.wait_for_run(emr, app_id, args.run_id, args.poll_seconds)
-        return 0 if run["state"] in ("CANCELLED", "SUCCESS") else cli.NOT_DONE
+        return 0 if runs.cancel_succeeded(run["state"]) else cli.NOT_DONE
     return 0
 
 

@@ -6,8 +6,9 @@ from __future__ import annotations
 
 import json
 import shlex
+from collections.abc import Sequence
 
-from ops.cli import command
+from ops.cli import command_line
 
 TERMINAL_STATES = ("SUCCESS", "FAILED", "CANCELLED")
 ACTIVE_STATES = ("SUBMITTED", "PENDING", "SCHEDULED", "RUNNING", "QUEUED", "CANCELLING")
@@ -54,13 +55,27 @@ def checkpoint_of(run: dict) -> str | None:
     return None
 
 
-def checkpoint_in_use(busy: list[str], checkpoint: str) -> str:
+def checkpoint_in_use(busy: list[tuple[str, str]], checkpoint: str, flags: Sequence[str] = ()) -> str:
     """Why a second run on a checkpoint is refused: it would fight the first over the checkpoint, the file
-    index and the queue."""
+    index and the queue. `busy` is (run id, state) of each active run on it; `flags` are those that found the
+    stack, so each cancel command runs as printed."""
     one = len(busy) == 1
-    return (f"{'run' if one else 'runs'} {', '.join(busy)} already {'uses' if one else 'use'} checkpoint "
-            f"{checkpoint}; stop {'it' if one else 'them'} first ({command('job-runs')} cancel RUN_ID --wait) "
+    cancels = "; ".join(command_line("job-runs", "cancel", run_id, *flags, "--apply", "--wait") for run_id, _ in busy)
+    return (f"{'run' if one else 'runs'} {', '.join(f'{r} ({s})' for r, s in busy)} already "
+            f"{'uses' if one else 'use'} checkpoint {checkpoint}; stop {'it' if one else 'them'} first ({cancels}) "
             "or choose another --checkpoint")
+
+
+def unknown_run(run_id: str, application_id: str, flags: Sequence[str] = ()) -> str:
+    """A run id the (existing) application does not know."""
+    return (f"no job run {run_id} on application {application_id}; "
+            f"`{command_line('job-runs', 'list', *flags)}` shows the runs")
+
+
+def cancel_succeeded(state: str) -> bool:
+    """`job-runs cancel --wait`: the run ended as the operator asked (or had succeeded before the cancel took
+    effect); a run that failed first is still reported as not a success."""
+    return state in ("CANCELLED", "SUCCESS")
 
 
 def format_time(value) -> str:

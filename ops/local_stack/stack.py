@@ -37,12 +37,33 @@ class StatePaths:
         self.outputs = root / "outputs-written.json"
 
 
+# What would send the tools elsewhere than the stand-in: a profile (one missing here fails every call, one
+# present brings its own keys' region and settings), a session token or role that belongs to other keys, the
+# switch that makes botocore ignore AWS_ENDPOINT_URL, and per-service endpoints, which it prefers to that one.
+CLEARED = ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN", "AWS_ROLE_ARN",
+           "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS")
+
+
+def use_stand_in_credentials(environ=os.environ) -> None:
+    """This process talks to the stand-in only: the caller's profile, keys and endpoints must not reach it (a
+    profile missing here would fail every call), so they go, and the stand-in's fake keys come in."""
+    for name in [*CLEARED, *(k for k in environ if k.startswith("AWS_ENDPOINT_URL_"))]:
+        environ.pop(name, None)
+    environ.update({k: FAKE_ENV[k] for k in ("AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY")})
+
+
 def env_lines(endpoint_url: str) -> list[str]:
-    """What `source .local-stack/env` sets: fake credentials, the region, and the endpoint for every AWS client
-    (botocore reads AWS_ENDPOINT_URL), so the scripts need no --endpoint-url."""
+    """What `source .local-stack/env` does: clear what would send the tools to AWS (CLEARED, AWS_ENDPOINT_URL_*),
+    then set fake credentials, the region, and the endpoint for every AWS client (botocore reads
+    AWS_ENDPOINT_URL), so the scripts need no --endpoint-url."""
     values = {"AWS_ACCESS_KEY_ID": FAKE_ENV["AWS_ACCESS_KEY_ID"], "AWS_SECRET_ACCESS_KEY": FAKE_ENV["AWS_SECRET_ACCESS_KEY"],
               "AWS_REGION": REGION, "AWS_DEFAULT_REGION": REGION, "AWS_ENDPOINT_URL": endpoint_url}
-    return [f"export {k}={v}" for k, v in values.items()]
+    return [f"# The local stack at {endpoint_url}: every AWS tool and SDK in this shell goes there, with fake keys.",
+            f"# It clears {', '.join(CLEARED)} and AWS_ENDPOINT_URL_*: use another shell for AWS.",
+            f"unset {' '.join(CLEARED)}",
+            "for _s3sqs_var in $(env | sed -n 's/^\\(AWS_ENDPOINT_URL_[A-Za-z0-9_]*\\)=.*/\\1/p'); do "
+            'unset "$_s3sqs_var"; done; unset _s3sqs_var',
+            *(f"export {k}={v}" for k, v in values.items())]
 
 
 def is_local_outputs(data: dict) -> bool:
@@ -92,9 +113,11 @@ def _port_free(port: int) -> bool:
     return True
 
 
-def start(port: int, outputs_file: Path, state_dir: Path, log: Callable[[str], None]) -> dict:
-    """Start the server, build the stack's wiring on it and write the outputs file; returns the outputs."""
-    from infra.local_stand_in import deploy_to_moto, synth_template, write_outputs_file
+def start(port: int, outputs_file: Path, state_dir: Path, log: Callable[[str], None], cdk_json: Path | None = None,
+          context: dict | None = None) -> dict:
+    """Start the server, build on it the wiring of the stack `cdk_json` (default: the checkout's) describes, its
+    top-level keys replaced by `context`, and write the outputs file; returns the outputs."""
+    from infra.local_stand_in import deploy_to_moto, write_outputs_file
 
     paths = StatePaths(state_dir)
     pid = _running_pid(paths)
@@ -118,8 +141,9 @@ def start(port: int, outputs_file: Path, state_dir: Path, log: Callable[[str], N
     server = start_moto_server(paths.log, port=port, detached=True)
     paths.pid.write_text(f"{server.process.pid}\n")
     try:
-        log("[2/3] synthesizing the stack from cdk.json (about 10 s)")
-        template = synth_template()
+        log(f"[2/3] synthesizing the stack from {cdk_json or 'cdk.json'}"
+            + (f" with {', '.join(sorted(context))} replaced" if context else "") + " (about 10 s)")
+        template = _template(cdk_json, context)
         log("[3/3] creating its buckets, topic, queues, policies, roles and EMR application on the server")
         outputs = deploy_to_moto(template, server.endpoint_url, REGION)
     except BaseException:
@@ -130,6 +154,21 @@ def start(port: int, outputs_file: Path, state_dir: Path, log: Callable[[str], N
     paths.env.write_text("\n".join(env_lines(server.endpoint_url)) + "\n")
     log(f"ready in {time.monotonic() - started:.0f} s: PID {server.process.pid}, outputs in {outputs_file}")
     return outputs
+
+
+def _template(cdk_json: Path | None, context: dict | None) -> dict:
+    """The synthesized template, or the cdk.json problem in one line."""
+    from infra.config import ConfigError
+    from infra.local_stand_in import synth_template
+
+    try:
+        return synth_template(context, cdk_json)
+    except FileNotFoundError as e:
+        raise LocalStackError(f"--cdk-json {cdk_json}: no such file") from e
+    except json.JSONDecodeError as e:
+        raise LocalStackError(f"{cdk_json or 'cdk.json'} is not JSON: {e}") from None
+    except ConfigError as e:
+        raise LocalStackError(f"{cdk_json or 'cdk.json'}: the context is invalid: {e}") from None
 
 
 def stop(state_dir: Path, log: Callable[[str], None] = print, timeout: float = 10) -> bool:

@@ -80,6 +80,8 @@ def _onboard(req: Request, clients: dict, out=print, err=cli.say) -> int:
         for p in prepared:
             if p.plan.changed:
                 out(pm.policy_diff(p.plan.before, p.plan.after, p.label).rstrip("\n"))
+        if any(pm.stack_owned(p.plan, revoke=req.revoke, policy_owner=p.policy_owner) for p in prepared):
+            _print_cdk_entry(consumer_artifacts(req), out, err)  # the refusal says to add it and deploy
         raise OnboardError("refusing to write, nothing changed:\n  " + "\n  ".join(refusals))
     for r in refusals:
         err(f"{'note (--force)' if req.force else 'warning'}: {r}")
@@ -116,13 +118,18 @@ def _onboard(req: Request, clients: dict, out=print, err=cli.say) -> int:
                 f"`aws sns confirm-subscription --topic-arn {req.topic_arn} --token TOKEN "
                 "--authenticate-on-unsubscribe true` (TOKEN from the message), before starting its job:")
             out(json.dumps(art["subscriber_queue_policy"], indent=2))
-        for note in art["cdk_notes"]:
-            err(f"note: {note}")
-        if art["cdk_context"]:
-            out("\n# cdk.json context: add this consumer to \"consumers\" (and the role, if any, to "
-                "\"crossAccountPrincipals\") so the next `cdk deploy` keeps the grant:")
-            out(json.dumps(art["cdk_context"], indent=2))
+        _print_cdk_entry(art, out, err)
     return 0
+
+
+def _print_cdk_entry(art: dict, out, err) -> None:
+    """The consumer's cdk.json entry (consumer_artifacts'), with the notes on how it fits cdk.json."""
+    for note in art["cdk_notes"]:
+        err(f"note: {note}")
+    if art["cdk_context"]:
+        out("\n# cdk.json context: add this consumer to \"consumers\" (and the role, if any, to "
+            "\"crossAccountPrincipals\") so the next `cdk deploy` keeps the grant:")
+        out(json.dumps(art["cdk_context"], indent=2))
 
 
 def _other_queue_readers(req: Request, prepared: list[onboarding_aws.Prepared]) -> dict[str, str]:

@@ -605,6 +605,12 @@ def plan_revoke(before_text: str | None, match: Callable[[str], bool], where: st
 
 # ---------------------------------------------------------------- when to refuse
 
+def stack_owned(plan: Plan, *, revoke: bool, policy_owner: str | None) -> bool:
+    """Whether this grant writes into a policy a CloudFormation stack's template holds: the next deploy would drop
+    it, so the lasting grant is the consumer's cdk.json entry."""
+    return bool(policy_owner) and plan.changed and not revoke
+
+
 def refusals(plan: Plan, label: str, *, revoke: bool, policy_owner: str | None) -> list[str]:
     """Why writing this plan needs --force (empty: it does not). A revoke only ever removes onboarding's own
     statements, so it is never refused."""
@@ -617,7 +623,7 @@ def refusals(plan: Plan, label: str, *, revoke: bool, policy_owner: str | None) 
             "write (edited by hand, or granted with other flags); the diff shows both. Re-run with --force to "
             "replace them, or --revoke first"
         )
-    if policy_owner:
+    if stack_owned(plan, revoke=revoke, policy_owner=policy_owner):
         out.append(
             f"{label} is part of CloudFormation stack {policy_owner}'s template: the next deploy that updates it "
             "puts the template's version back and drops this grant. Add the printed cdk.json entry and deploy "

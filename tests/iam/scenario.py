@@ -163,6 +163,8 @@ class Scenario:
             run = emr.list_job_runs(applicationId=self.outputs["EmrApplicationId"])["jobRuns"][0]["id"]
             self.tool(OPERATOR, "job-runs", "list", "--consumer", SUBJECT)
             self.tool(OPERATOR, "job-runs", "show", run)
+            # A run id the application does not know: GetApplication tells it from an application the region lacks.
+            self.tool(OPERATOR, "job-runs", "show", "nosuchrun", ok=(2,), what="job-runs show (an unknown run)")
             # What EMR Serverless would have logged for the run, where job-runs logs reads it.
             logs = self.client(HARNESS, "logs")
             stream = f"{SUBJECT}/applications/{self.outputs['EmrApplicationId']}/jobs/{run}/SPARK_DRIVER/stdout"

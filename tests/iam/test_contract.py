@@ -18,8 +18,9 @@ from tests.iam.shapes import RECORDED, SHAPES
 # Every process the issue names, and what each ran in the scenario: a run that stops being recorded fails here.
 EXPECTED_RUNS = {
     "job: parquet", "job: delta", "job: iceberg", "submit-job --apply", "job-runs list", "job-runs show",
-    "job-runs logs", "job-runs cancel", "source-state summary", "source-state files", "source-state lookup",
-    "redrive-dlq inspect", "redrive-dlq redrive", "compact-table delta", "compact-table iceberg",
+    "job-runs show (an unknown run)", "job-runs logs", "job-runs cancel", "source-state summary",
+    "source-state files", "source-state lookup", "redrive-dlq inspect", "redrive-dlq redrive", "compact-table delta",
+    "compact-table iceberg",
     "source-state clean --apply", "scheduled source cleaner", "onboard-account", "onboard-account --revoke",
     "onboard-account --share-queue",
 }

@@ -33,7 +33,7 @@ VARIANT_CONTEXT = {
 # The cdk.json example with a customer-managed key: the third of the contexts the static checks cover.
 NEW_BUCKET_CUSTOMER_KEY_CONTEXT = {"kms": {"mode": "customer"}}
 
-# The single-account context README.md's "On AWS in 15 minutes" deploys: one consumer of the deploying account.
+# The single-account context README.md's quick start deploys: one consumer of the deploying account.
 SINGLE_ACCOUNT_CONTEXT = {"sourceBucket": {"mode": "new"},
                           "consumers": [{"name": "orders", "icebergGlueDatabase": "orders_lake"}],
                           "crossAccountPrincipals": []}

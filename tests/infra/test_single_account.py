@@ -1,4 +1,4 @@
-"""The single-account context of README.md's "On AWS in 15 minutes": it synthesizes as written, grants no outside
+"""The single-account context of README.md's quick start: it synthesizes as written, grants no outside
 principal anything, and publishes what the tools read (the region, the consumer's Glue database)."""
 from __future__ import annotations
 

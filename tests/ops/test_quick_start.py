@@ -1,4 +1,4 @@
-"""README.md's "On AWS in 15 minutes", run as written on a moto server that holds the wiring of the context it
+"""README.md's quick start's AWS steps, run as written on a moto server that holds the wiring of the context it
 shows (the single-account cdk.json): every command the local stand-in can serve runs, in one shell, in order.
 
 Left out, each for the reason given in SKIPPED: what needs a real account (the CDK deploy), what only the job
@@ -24,7 +24,7 @@ from tests.support.emr import stand_in_dist
 from tests.test_docs import quick_start_commands, quick_start_context
 
 SKIPPED = {
-    "make setup": "the tests already run in the environment it builds",
+    "make tools": "the tests already run in the environment make setup builds, which holds the tools",
     "export AWS_PROFILE=": "there is no such profile here; the local stand-in's credentials are in the environment",
     "npx cdk ": "needs an AWS account; the test builds the same template's wiring on moto instead",
     ".venv/bin/package-job": "downloads ~130 MB of wheels (tests/ops/packaging builds a real dist/)",

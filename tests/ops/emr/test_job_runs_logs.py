@@ -16,6 +16,7 @@ import pytest
 from infra import STACK_NAME
 from infra.local_stand_in import write_outputs_file
 from ops.emr import cli as emr_cli
+from tests.ops.emr.test_job_runs import consumer_outputs
 
 REGION = "us-east-1"
 
@@ -54,7 +55,8 @@ def logged_run(moto_endpoint, tmp_path_factory):
     stream(run, "attempts/1/SPARK_DRIVER/stderr", [(2, "WARN something")])
     stream(run, "attempts/1/SPARK_EXECUTOR/1/stdout", [(4, "executor line")])
     stream(other, "SPARK_DRIVER/stdout", [(1, "another run")])
-    outputs = write_outputs_file({"EmrApplicationId": app, "Region": REGION, "Consumers": "{}"},
+    consumers = {name: consumer_outputs(name) for name in ("orders", "billing")}
+    outputs = write_outputs_file({"EmrApplicationId": app, "Region": REGION, "Consumers": json.dumps(consumers)},
                                  tmp_path_factory.mktemp("logs") / "cdk-outputs.json", STACK_NAME)
     return outputs, run, no_cloudwatch, other
 

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tests.support.emr import local_spark_submit_args
+from ops.local_stack.emr_locally import spark_submit_args as local_spark_submit_args
 
 from ops.emr import SubmitError
 from ops.emr import aws as emr_aws

@@ -8,6 +8,8 @@ from __future__ import annotations
 import hashlib
 import io
 import json
+import re
+import shlex
 import subprocess
 import sys
 from contextlib import redirect_stderr
@@ -27,6 +29,7 @@ from tests.ops.conftest import REGION
 pytestmark = pytest.mark.dist
 
 REPO = Path(__file__).resolve().parents[3]
+BIN = Path(sys.executable).parent  # where make setup installs the tools
 CONSUMER = "analytics"
 SCHEMA = "id LONG, name STRING"
 
@@ -261,16 +264,27 @@ def test_job_runs_list_show_cancel(stack, built_dist, moto_endpoint):
     assert rc == 2 and "'RUNNNING' is not a job run state (did you mean 'RUNNING'?)" in err
 
 
-def test_second_run_on_the_same_checkpoint_is_refused(stack, built_dist, moto_endpoint, wire, tmp_path):
-    _, outputs_file = stack
+def test_second_run_on_the_same_checkpoint_is_refused(stack, built_dist, moto_endpoint, wire, monkeypatch):
+    outputs, outputs_file = stack
     rc, first, _ = submit(outputs_file, built_dist.dist, moto_endpoint, "--apply")
     assert rc == 0
+    first = first.strip()
     wire.runs_stay_running()
     sent = len(wire.requests)
+    monkeypatch.setattr(sys, "argv", [str(BIN / "submit-job")])  # run by path: hints name job-runs beside it
     rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--apply")
     # Every run this module started is on that checkpoint; all of them are named.
-    assert rc == 2 and f"{first.strip()} (RUNNING)" in err and "checkpoints/analytics; stop" in err
-    assert "job-runs cancel" in err and len(wire.requests) == sent  # nothing was started
+    assert rc == 2 and f"{first} (RUNNING)" in err and "checkpoints/analytics; stop" in err
+    assert len(wire.requests) == sent  # nothing was started
+    # The way out it prints runs as printed: with the flags that found the stack, and --apply, it cancels.
+    cancels = re.search(r"; stop (?:it|them) first \((.*)\) or choose another --checkpoint$", err.strip()).group(1)
+    (cancel,) = [c for c in cancels.split("; ") if f" {first} " in c]
+    assert cancel == shlex.join([str(BIN / "job-runs"), "cancel", first, "--outputs-file", str(outputs_file),
+                                 "--region", REGION, "--endpoint-url", moto_endpoint, "--apply", "--wait"])
+    proc = subprocess.run(shlex.split(cancel), capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 0 and f"{first} CANCELLED" in proc.stderr, proc.stderr
+    emr = boto3.client("emr-serverless", region_name=REGION, endpoint_url=moto_endpoint)
+    assert emr.get_job_run(applicationId=outputs["EmrApplicationId"], jobRunId=first)["jobRun"]["state"] == "CANCELLED"
     other = load_outputs(outputs_file).consumer(CONSUMER).checkpoint_uri + "second"
     rc, _, err = submit(outputs_file, built_dist.dist, moto_endpoint, "--checkpoint", other, "--apply")
     assert rc == 0, err

@@ -20,10 +20,17 @@ def make(*args: str) -> subprocess.CompletedProcess:
                           timeout=300)
 
 
+# What an operator's shell may hold after the README's AWS steps: each would send the tools elsewhere.
+ELSEWHERE = {"AWS_PROFILE": "my-admin", "AWS_DEFAULT_PROFILE": "my-admin", "AWS_SESSION_TOKEN": "token-of-other-keys",
+             "AWS_ENDPOINT_URL_S3": "https://s3.example.com", "AWS_ENDPOINT_URL_SQS": "https://sqs.example.com",
+             "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS": "true"}
+
+
 def sourced_env(env_file) -> dict:
-    """What `source .local-stack/env` exports."""
-    pairs = [line.removeprefix("export ").split("=", 1) for line in env_file.read_text().splitlines()]
-    return dict(pairs)
+    """The environment of a shell that held ELSEWHERE, then ran `source .local-stack/env`."""
+    r = subprocess.run(["bash", "-c", f"source {env_file} && env -0"], env={**os.environ, **ELSEWHERE},
+                       capture_output=True, text=True, timeout=30, check=True)
+    return dict(item.split("=", 1) for item in r.stdout.split("\0") if "=" in item)
 
 
 def alive(pid: int) -> bool:
@@ -46,6 +53,8 @@ def test_make_local_stack_serves_the_scripts_and_stop_ends_it(tmp_path):
         assert consumers["ingest"]["queueUrl"].startswith(f"http://127.0.0.1:{port}/")
         env = sourced_env(state / "env")
         assert env["AWS_ENDPOINT_URL"] == f"http://127.0.0.1:{port}" and env["AWS_ACCESS_KEY_ID"] == "testing"
+        assert not set(ELSEWHERE) & set(env), "the env file leaves what sends the tools elsewhere"
+        assert "clears AWS_PROFILE" in started.stdout and "open another shell for AWS" in started.stdout
 
         # As the docs show: from the directory holding cdk-outputs.json, after `source .local-stack/env`.
         r = run_script("job-runs", "list", env=env, cwd=tmp_path)
@@ -107,3 +116,12 @@ def test_local_outputs_are_recognised_by_their_queue_urls():
     assert stack.is_local_outputs(outputs("http://127.0.0.1:5000/123456789012/q"))
     assert not stack.is_local_outputs(outputs("https://sqs.us-east-1.amazonaws.com/123456789012/q"))
     assert not stack.is_local_outputs({}) and not stack.is_local_outputs({"S": {"TopicArn": "x"}})
+
+
+def test_run_job_refuses_a_real_deployment_s_outputs(tmp_path):
+    real = tmp_path / "cdk-outputs.json"
+    real.write_text(json.dumps({STACK_NAME: {"Consumers": json.dumps({"orders": {
+        "queueUrl": "https://sqs.eu-west-1.amazonaws.com/123456789012/orders"}})}}))
+    r = run_script("local-stack", "run-job", "--consumer", "orders", "--format", "csv", "--outputs-file", str(real),
+                   "--state-dir", str(tmp_path / "state"), cwd=tmp_path)
+    assert r.returncode == 2 and "is not a local stack's" in r.stderr and "use submit-job" in r.stderr, r.stderr

@@ -532,7 +532,12 @@ def test_a_policy_the_stack_template_owns_needs_force_and_says_why(owner):
     before = policies(owner)
     r = onboard(owner, *queue_args(owner), "--apply", check=False)
     assert r.returncode == 2 and "part of CloudFormation stack S3SqsStreaming's template" in r.stderr
-    assert "cdk.json entry" in r.stderr and policies(owner) == before
+    assert "Add the printed cdk.json entry and deploy" in r.stderr and policies(owner) == before
+    # The entry it says to add is printed, the same one a dry run prints.
+    entry = r.stdout[r.stdout.index("# cdk.json context:"):]
+    dry = onboard(owner, *queue_args(owner)).stdout
+    assert entry == dry[dry.index("# cdk.json context:"):]
+    assert json.loads(entry.split("\n", 1)[1])["consumers"][0]["accountId"] == CONSUMER
     r = onboard(owner, *queue_args(owner), "--apply", "--force")
     assert "note (--force)" in r.stderr and "applied: 3 policies written" in r.stdout
     # Taking back only onboarding's own statements is never refused.

@@ -148,6 +148,11 @@ def test_a_template_owned_policy_is_refused_for_grants_only():
     assert "stack S3SqsStreaming" in why and "cdk.json entry" in why and "--force" in why
     unchanged = pm.plan_grant(json.dumps(plan.after), [pm.queue_statement(acct(), "arn:aws:sqs:us-east-1:2:q")], "p")
     assert pm.refusals(unchanged, "q", revoke=False, policy_owner="S3SqsStreaming") == []
+    # Only a grant that changes a template's policy calls for the cdk.json entry, which the refusal then prints.
+    assert pm.stack_owned(plan, revoke=False, policy_owner="S3SqsStreaming")
+    assert not pm.stack_owned(plan, revoke=True, policy_owner="S3SqsStreaming")
+    assert not pm.stack_owned(unchanged, revoke=False, policy_owner="S3SqsStreaming")
+    assert not pm.stack_owned(plan, revoke=False, policy_owner=None)
 
 
 def test_grant_drops_the_list_bucket_statements_of_earlier_versions():

@@ -3,7 +3,7 @@
 What is the same as on EMR:
 - the StartJobRun request is the one submit-job builds; its sparkSubmitParameters and entry point
   arguments are turned into a local spark-submit command line, s3:// artifact URIs replaced by the
-  dist/ files (tests/support/emr.py);
+  dist/ files (ops/local_stack/emr_locally.py, which `local-stack run-job` runs);
 - `spark.archives=…#environment,…#connector`, and `./environment/bin/python` for the driver, the
   planner and the executors. `spark.emr-serverless.driverEnv.*` becomes the driver's environment,
   which is what EMR does with it;
@@ -33,7 +33,7 @@ import boto3
 import pyarrow.parquet as pq
 import pytest
 
-from tests.support.emr import local_spark_submit_args
+from ops.local_stack.emr_locally import spark_submit_args as local_spark_submit_args
 
 from infra.local_stand_in import deploy_to_moto, synth_template, write_outputs_file
 from ops.packaging import build, target
