@@ -12,6 +12,7 @@ from s3sqs.config.options import (  # noqa: F401  (one owner)
     OptionError, job_source_options, option_name, parse_options,
 )
 from s3sqs.config.source_options import SourceOptions
+from s3sqs.core.units import human_duration
 
 from ops.emr import SubmitError
 from s3sqs.job.preflight import columns_problem
@@ -119,8 +120,9 @@ def check_emr_backfill(opts: SourceOptions, given: dict[str, str], consumer: str
     if listing is not None and base is not None and not _under(base, scope):
         raise SubmitError(f"--option {_shown(given, listing)} lists basePath {base}, but {role}; use "
                           f"--option basePath={scope} or a location under it")
+    notes = [listing_note(opts, given, listing)] if listing else []
     if inventory is None:
-        return []
+        return notes
     if base is not None and not _under(base, scope):
         raise SubmitError(f"--option {_shown(given, 'backfillFromInventory')} records the report's objects under "
                           f"basePath {base}, but {role}; use --option basePath={scope} or a location under it")
@@ -128,7 +130,7 @@ def check_emr_backfill(opts: SourceOptions, given: dict[str, str], consumer: str
         raise SubmitError(f"--option {_shown(given, 'backfillFromInventory')} without basePath records every object "
                           f"of the report, but {role}; add --option basePath={scope}")
     if _under(inventory, scope):
-        return []
+        return notes
     # A warning, not a refusal: the report lives in the bucket S3 Inventory writes to, whose bucket policy the
     # operator sets up anyway (for S3 to deliver the report) and may already grant this role its read; that grant
     # is outside the stack and cannot be seen from here (no I/O). Without it nothing is lost: the query fails at
@@ -136,9 +138,16 @@ def check_emr_backfill(opts: SourceOptions, given: dict[str, str], consumer: str
     # queue's messages stay in the queue or the index until a run can go on.
     report_bucket = inventory.removeprefix("s3://").split("/", 1)[0]
     grantee = f" ({role_arn})" if role_arn else ""
-    return [f"warning: --option {_shown(given, 'backfillFromInventory')}: the stack grants consumer {consumer!r}'s "
+    return notes + [f"warning: --option {_shown(given, 'backfillFromInventory')}: the stack grants consumer {consumer!r}'s "
             f"job role no read of s3://{report_bucket}/ (it reads only {scope}); grant it{grantee} s3:GetObject on "
             "the report's manifest and data files (in that bucket's policy, say) or the run fails at its start"]
+
+
+def listing_note(opts: SourceOptions, given: dict[str, str], listing: str) -> str:
+    """What a listing leaves out: the files last modified before maxFileAge (planning/listing.py)."""
+    return (f"note: --option {_shown(given, listing)} lists {opts.base_path} and takes only the files modified within "
+            f"maxFileAge ({human_duration(opts.max_file_age_seconds)}); older ones are left out: raise maxFileAge to reach them, or backfill from an S3 "
+            "Inventory report (backfillFromInventory)")
 
 
 def _listing_on(opts: SourceOptions, name: str) -> bool:

@@ -49,6 +49,11 @@ def human_bytes(n: float) -> str:
     raise AssertionError("unreachable")
 
 
+def human_duration(seconds: float) -> str:
+    """15 days, 2 s: in days from a day up, else in seconds."""
+    return f"{seconds / 86400:g} days" if seconds >= 86400 else f"{seconds:g} s"
+
+
 def now_ms() -> int:
     return int(time.time() * 1000)
 

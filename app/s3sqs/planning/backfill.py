@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from ..config.source_options import SourceOptions
 from ..core.counters import Stat
-from ..core.units import now_ms
+from ..core.units import human_duration, now_ms
 from . import listing
 from .fates import NEW, TOO_OLD, decide
 from .ledger import Ledger
@@ -100,7 +100,7 @@ class Backfill:
         o, ledger = self.opts, self.ledger
         started, listed, new, old, t0 = now_ms(), 0, 0, 0, time.monotonic()
         log.info("s3-sqs: listing %s for files not announced, those modified within maxFileAge (%s)", o.base_path,
-                 _days(o.max_file_age_seconds))
+                 human_duration(o.max_file_age_seconds))
         for page in listing.list_pages(o.base_path, ledger.s3):
             with ledger.lock:
                 decisions = decide(page, ledger.index.seq_of, datetime.now(timezone.utc),
@@ -122,8 +122,7 @@ class Backfill:
         if old:  # the limit applies to listed files as to announced ones: say so, with the count
             log.warning("s3-sqs: listing %s skipped %d files modified more than maxFileAge (%s) ago: they are not "
                         "ingested. To take them too, set a larger maxFileAge before the first start (or with "
-                        "backfillInterval, before its next listing)", o.base_path, old, _days(o.max_file_age_seconds))
+                        "backfillInterval, before its next listing)", o.base_path, old,
+                        human_duration(o.max_file_age_seconds))
 
 
-def _days(seconds: float) -> str:
-    return f"{seconds / 86400:g} days" if seconds >= 86400 else f"{seconds:g} s"

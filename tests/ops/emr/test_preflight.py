@@ -82,11 +82,21 @@ def test_a_listing_outside_what_the_job_role_may_list_is_refused_naming_option_l
         backfill({"includeExistingFiles": "true", "basePath": "s3://landing-zone/analytics-private/"})
 
 
-def test_a_listing_inside_what_the_job_role_may_list_passes():
-    assert backfill({"includeExistingFiles": "true", "basePath": "s3://landing-zone/analytics/"}) == []
-    assert backfill({"backfillInterval": "6h", "basePath": "s3://landing-zone/analytics/2026/orders"}) == []
+def listed_only(lines: list[str]) -> bool:
+    return [ln.split(" lists ")[0] for ln in lines] in (["note: --option includeExistingFiles=true"],
+                                                        ["note: --option backfillInterval=6h"])
+
+
+def test_a_listing_inside_what_the_job_role_may_list_passes_and_says_what_maxfileage_leaves_out():
+    assert backfill({"includeExistingFiles": "true", "basePath": "s3://landing-zone/analytics/"}) == [
+        "note: --option includeExistingFiles=true lists s3://landing-zone/analytics/ and takes only the files modified "
+        "within maxFileAge (15 days); older ones are left out: raise maxFileAge to reach them, or backfill from an S3 "
+        "Inventory report (backfillFromInventory)"]
+    assert "within maxFileAge (7200 s)" in backfill({"includeExistingFiles": "true", "maxFileAge": "2h",
+                                                            "basePath": "s3://landing-zone/analytics/"})[0]
+    assert listed_only(backfill({"backfillInterval": "6h", "basePath": "s3://landing-zone/analytics/2026/orders"}))
     # An empty prefix is the whole bucket, and only the bucket matters then.
-    assert backfill({"includeExistingFiles": "true", "basePath": "s3://landing-zone/"}, prefix="") == []
+    assert listed_only(backfill({"includeExistingFiles": "true", "basePath": "s3://landing-zone/"}, prefix=""))
     with pytest.raises(SubmitError, match=r"may list and read only s3://landing-zone/ \("):
         backfill({"includeExistingFiles": "true", "basePath": "s3://other/"}, prefix="")
     # basePath alone lists nothing (it names where partition values start): not this check's business.
