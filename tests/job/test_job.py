@@ -54,3 +54,44 @@ def test_a_failed_batch_is_never_reported_as_drained_and_the_rerun_finishes_it(m
                          env=job_env(), cwd=ROOT, capture_output=True, text=True, timeout=120)
     assert dry.returncode == 0, dry.stderr[-2000:]
     assert f"s3://{w.bucket}/in/good.csv" in dry.stdout and "batches 0..0 hold 2 files" in dry.stdout
+
+
+def test_a_drained_multi_batch_run_records_every_batch_s_commit_before_it_exits(moto_endpoint, tmp_path):
+    """Spark tells the source of a commit only at the next trigger: a run that stopped at Spark's last commit left
+    that batch out of the commit markers, so the source cleaner could not clean its files until the next run. With
+    the default 5 s trigger, the run stops only once the source has recorded every batch Spark committed."""
+    import boto3
+
+    from s3sqs.cleaning.cleaner import Cleaner, ConsumerMarkers
+    from s3sqs.cleaning.rule import Consumer
+    from s3sqs.config.clean import parse_clean_settings
+    from s3sqs.core.vocabulary import CleanStatus
+    from s3sqs.state.store import S3Store
+
+    w = bucket_to_queue(moto_endpoint)
+    keys = [f"in/part-{i}.csv" for i in range(5)]
+    for i, key in enumerate(keys):
+        w.put(key, f"{i}\n".encode())
+    s3 = boto3.client("s3", endpoint_url=moto_endpoint, region_name="us-east-1")
+    checkpoints = f"ck-{w.bucket}"
+    s3.create_bucket(Bucket=checkpoints)
+    state = f"s3://{checkpoints}/checkpoints/orders/source-state"
+    args = ["--queue-url", w.queue_url, "--format", "csv", "--schema", "id LONG", "--checkpoint", str(tmp_path / "ck"),
+            "--output", str(tmp_path / "out"), "--endpoint-url", moto_endpoint, "--region", "us-east-1",
+            "--state-location", state, "--until-drained", "--idle-checks", "2",
+            "--option", "maxFilesPerTrigger=2", "--option", "sqs.longPollingWaitTimeSeconds=1"]
+    job = Job(args, tmp_path / "run.log")
+    try:
+        assert job.wait(timeout=300) == 0, job.tail()
+    finally:
+        job.kill()
+    log = (tmp_path / "run.log").read_text(errors="replace")
+    assert "[job] batch 2: 1 files, 1 rows" in log, log[-3000:]
+    assert sorted(committed_rows(tmp_path / "out", ["id"])) == [(i,) for i in range(5)]
+
+    rows = []
+    cleaner = Cleaner(s3, parse_clean_settings({"cleanSource": "delete", "cleanSourceRetention": "1d"}), w.bucket,
+                      [ConsumerMarkers(Consumer("orders", "in/"), S3Store(state, s3))],
+                      S3Store(f"s3://{checkpoints}/source-cleaning", s3), progress_seconds=0)
+    cleaner.run(False, on_row=rows.append)  # a dry run, at once
+    assert {r.key: r.status for r in rows} == {key: CleanStatus.RETENTION for key in keys}

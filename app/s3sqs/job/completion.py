@@ -3,7 +3,10 @@
 It takes three facts, read in this order: the queue is empty (nothing visible, in flight or delayed) and
 no backfill is running; every file the source recorded is in a logged offset (a message is only deleted once its file is
 durable in the index, so an empty queue means the index has every file); and that offset has its
-commit in Spark's checkpoint. Reading the queue first makes the later reads at least as new.
+commit in Spark's checkpoint, and the source has recorded that commit (its commit marker, which the source
+cleaner reads: Spark tells the source a batch is committed only at the next trigger, so a run that stopped
+at Spark's commit would leave its last batch out of the markers until its next run). Reading the queue
+first makes the later reads at least as new.
 
 The queue is asked only when its answer can matter (`CompletionCheck.when_needed`): while a batch is
 planned and not committed, no depth can make the run drained, and one GetQueueAttributes every half
@@ -37,7 +40,12 @@ class Progress:
     def settled(self) -> bool:
         """Whether all but the queue say done: no backfill, every recorded file logged, that batch committed."""
         return not self.status.get("backfilling") and self.recorded == (self.logged or 0) \
-            and (self.batch_id is None or self.committed)
+            and (self.batch_id is None or self.committed) and self.marked
+
+    @property
+    def marked(self) -> bool:
+        """Whether the source has recorded the commit of every logged offset (written its commit marker)."""
+        return self.status.get("committed_seq", 0) >= (self.logged or 0)
 
     @property
     def drained(self) -> bool:
@@ -53,6 +61,8 @@ class Progress:
             return f"files up to offset {self.recorded} to be planned (logged: {self.logged or 0})"
         if self.batch_id is not None and not self.committed:
             return f"batch {self.batch_id} to be committed"
+        if not self.marked:
+            return f"the source to record the commit of batch {self.batch_id} (at the next trigger)"
         if self.queued is None:
             return "the queue's depth to be read"
         return "nothing"
