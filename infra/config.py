@@ -357,6 +357,9 @@ class AlarmConfig(_Section):
     dlq_messages_threshold: _Int(1, 1_000_000) = Field(1, alias="dlqMessagesThreshold")
     oldest_message_age_seconds: _Int(60, 1_209_600) = Field(900, alias="oldestMessageAgeSeconds")
     quarantined_files_threshold: _Int(1, 1_000_000) = Field(1, alias="quarantinedFilesThreshold")
+    # Rows, not files: a batch holds many more of them. 1, as for files: a malformed row is a value that did
+    # not reach its column (PERMISSIVE keeps the row, with nulls) or a row dropped (DROPMALFORMED).
+    malformed_rows_threshold: _Int(1, 1_000_000_000) = Field(1, alias="malformedRowsThreshold")
     period_seconds: Annotated[_Int(60, 86400), _allowed(lambda s: s % 60 == 0, "a multiple of 60")] = Field(
         300, alias="periodSeconds")
     evaluation_periods: _Int(1, 100) = Field(1, alias="evaluationPeriods")

@@ -141,15 +141,22 @@ def job_metric(queue_name: str, name: str, period: Duration, statistic: str = "S
 
 def job_alarms(scope: Construct, consumer: ConsumerConfig, queue_name: str, alarms: AlarmConfig,
                action: cloudwatch.IAlarmAction) -> list[cloudwatch.Alarm]:
-    """On what one consumer's job reports: files it set aside, and its streaming query's failures."""
+    """On what one consumer's job reports: files it set aside, malformed rows in the files it read, and its
+    streaming query's failures."""
     period, name = Duration.seconds(alarms.period_seconds), consumer.name
     quarantined = job_metric(queue_name, job_metrics.QUARANTINED, period)
+    malformed = job_metric(queue_name, job_metrics.MALFORMED, period)
     failures = job_metric(queue_name, job_metrics.QUERY_FAILURES, period)
     return [
         _consumer_alarm(scope, consumer, "quarantined-files", alarms, action, quarantined,
                         alarms.quarantined_files_threshold,
                         f"The job of consumer {name} set files aside that it could not read: "
                         f"source-state files --consumer {name} --status quarantined"),
+        _consumer_alarm(scope, consumer, "malformed-rows", alarms, action, malformed,
+                        alarms.malformed_rows_threshold,
+                        f"The job of consumer {name} read rows that did not fit the schema (kept with nulls, "
+                        f"or dropped under DROPMALFORMED): source-state files --consumer {name} --status "
+                        "malformed_rows, then source-state lookup for a file's first reason"),
         _consumer_alarm(scope, consumer, "query-failures", alarms, action, failures, 1,
                         f"The streaming query of consumer {name} failed (a STREAMING run retries it): see its log "
                         "group, or job-runs list"),

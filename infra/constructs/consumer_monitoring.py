@@ -14,7 +14,8 @@ from infra.contract import dashboard_name
 
 
 class ConsumerMonitoring(Construct):
-    """One consumer's alarms on what its job reports (quarantined files, failed queries) and its dashboard.
+    """One consumer's alarms on what its job reports (quarantined files, malformed rows, failed queries) and its
+    dashboard.
 
     The job writes its per-batch figures as CloudWatch embedded metric format lines to its log group
     (s3sqs.job.metrics), under the consumer's queue name: the dimension SQS's own metrics use too.
@@ -78,11 +79,13 @@ def _job_widgets(consumer: ConsumerConfig, queue_name: str, alarms: AlarmConfig,
          _graph("Skipped by the source", [job(job_metrics.DUPLICATES, label="duplicates"),
                                           job(job_metrics.FILTERED, label="filtered"),
                                           job(job_metrics.UNPARSEABLE, label="unparseable messages")])],
+        # Files on the left, rows on the right (many more of them), each axis with its alarm's threshold.
         [_graph("Not read cleanly", [job(job_metrics.QUARANTINED, label="quarantined files"),
                                      job(job_metrics.MISSING, label="missing files"),
-                                     job(job_metrics.MALFORMED, label="malformed rows"),
                                      job(job_metrics.NEW_COLUMNS, label="files with new columns")],
-                threshold=alarms.quarantined_files_threshold),
+                threshold=alarms.quarantined_files_threshold,
+                right=[job(job_metrics.MALFORMED, label="malformed rows")],
+                right_threshold=alarms.malformed_rows_threshold),
          _graph("Source and batch time (ms)", [job(job_metrics.PLANNING_TIME, label="planning"),
                                                job(job_metrics.SNAPSHOT_TIME, label="snapshots"),
                                                job(job_metrics.BATCH_TIME, "Maximum", "longest batch")]),
@@ -91,6 +94,11 @@ def _job_widgets(consumer: ConsumerConfig, queue_name: str, alarms: AlarmConfig,
     ]
 
 
-def _graph(title: str, metrics: list[cloudwatch.IMetric], threshold: int | None = None) -> cloudwatch.GraphWidget:
-    annotations = [cloudwatch.HorizontalAnnotation(value=threshold, label="alarm")] if threshold else None
-    return cloudwatch.GraphWidget(title=title, left=metrics, width=8, height=6, left_annotations=annotations)
+def _graph(title: str, metrics: list[cloudwatch.IMetric], threshold: int | None = None,
+           right: list[cloudwatch.IMetric] | None = None, right_threshold: int | None = None) -> cloudwatch.GraphWidget:
+    return cloudwatch.GraphWidget(title=title, left=metrics, width=8, height=6, left_annotations=_alarm_line(threshold),
+                                  right=right, right_annotations=_alarm_line(right_threshold))
+
+
+def _alarm_line(threshold: int | None) -> list[cloudwatch.HorizontalAnnotation] | None:
+    return [cloudwatch.HorizontalAnnotation(value=threshold, label="alarm")] if threshold else None

@@ -1,9 +1,14 @@
 """Templates synthesized once per session, with cdk.json's context (feature flags included)."""
 from __future__ import annotations
 
+import json
 import os
+from pathlib import Path
 
 import pytest
+
+# The alarm settings of the checked-in cdk.json, which `template_dict` is synthesized with.
+CDK_JSON_ALARMS = json.loads((Path(__file__).resolve().parents[2] / "cdk.json").read_text())["context"]["alarms"]
 
 os.environ.setdefault("JSII_SILENCE_WARNING_END_OF_LIFE_NODE_VERSION", "20")
 os.environ.setdefault("CDK_DISABLE_VERSION_CHECK", "1")
@@ -25,7 +30,7 @@ VARIANT_CONTEXT = {
     "emr": {"architecture": "ARM64", "maximumCapacity": {"vcpu": 8, "memoryGb": 32, "diskGb": 100},
             "idleTimeoutMinutes": 5},
     "alarms": {"dlqMessagesThreshold": 3, "oldestMessageAgeSeconds": 600, "quarantinedFilesThreshold": 5,
-               "periodSeconds": 60, "evaluationPeriods": 2,
+               "malformedRowsThreshold": 250, "periodSeconds": 60, "evaluationPeriods": 2,
                "emails": ["ops@example.com", "Team.Lead+alarms@example.org"]},
 }
 

@@ -55,6 +55,7 @@ def test_defaults_fill_optional_sections():
     assert cfg.emr.release_label == "emr-spark-8.0.0"
     assert cfg.emr.architecture == "X86_64"
     assert cfg.alarms.dlq_messages_threshold == 1
+    assert cfg.alarms.malformed_rows_threshold == 1
     assert cfg.event_filter.prefix == cfg.event_filter.suffix == ""
     assert cfg.principals_for(c) == ("arn:aws:iam::123456789012:role/reader",)
     assert cfg.grant_for(c).conditions == {}
@@ -62,9 +63,14 @@ def test_defaults_fill_optional_sections():
 
 def test_alarm_settings_and_emails():
     cfg = parse_config(_with("alarms", {"quarantinedFilesThreshold": "10", "evaluationPeriods": 3,
+                                        "malformedRowsThreshold": 5000,
                                         "emails": [" ops@example.com ", "Team.Lead+alarms@example.org"]}))
     a = cfg.alarms
     assert (a.quarantined_files_threshold, a.evaluation_periods, a.dlq_messages_threshold) == (10, 3, 1)
+    assert a.malformed_rows_threshold == 5000
+    # Rows outnumber files: the bound is a thousand times the files' one.
+    assert parse_config(_with("alarms", {"malformedRowsThreshold": "1000000000"})).alarms.malformed_rows_threshold \
+        == 1_000_000_000
     assert a.emails == ("ops@example.com", "Team.Lead+alarms@example.org")  # trimmed, case kept
     # As `cdk deploy -c 'alarms={...}'` passes them: JSON text, the list inside included.
     assert parse_config(_with("alarms", '{"emails": ["ops@example.com"]}')).alarms.emails == ("ops@example.com",)
@@ -217,6 +223,14 @@ _DELETE = object()
     ("alarms.quarantinedFilesThreshold", 0, "alarms.quarantinedFilesThreshold", "an integer from 1 to 1000000"),
     ("alarms.quarantinedFilesThreshold", "many", "alarms.quarantinedFilesThreshold", "expected integer"),
     ("alarms.dlqMessagesThreshold", -1, "alarms.dlqMessagesThreshold", "an integer from 1 to 1000000"),
+    ("alarms.malformedRowsThreshold", 0, "alarms.malformedRowsThreshold", "an integer from 1 to 1000000000"),
+    ("alarms.malformedRowsThreshold", 10_000_000_000, "alarms.malformedRowsThreshold",
+     "an integer from 1 to 1000000000"),
+    ("alarms.malformedRowsThreshold", "some", "alarms.malformedRowsThreshold", "expected integer"),
+    ("alarms.malformedRowsThreshold", True, "alarms.malformedRowsThreshold", "expected integer"),
+    ("alarms.malformedRowsThreshold", 2.5, "alarms.malformedRowsThreshold", "expected integer"),
+    ("alarms.malformedRowThreshold", 5, "alarms",
+     "unknown key(s) malformedRowThreshold (did you mean 'malformedRowsThreshold'?)"),
     ("alarms.evaluationPeriods", 0, "alarms.evaluationPeriods", "an integer from 1 to 100"),
     ("alarms.emails", "ops@example.com", "alarms.emails", "expected a JSON list"),
     ("alarms.emails", {"to": "ops@example.com"}, "alarms.emails", "expected list"),

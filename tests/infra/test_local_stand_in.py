@@ -14,7 +14,7 @@ from infra.stand_in import StandInError
 from s3sqs.config.options import name_in_queue_url
 from s3sqs.job import metrics as job_metrics
 from ops.stack_outputs import StackOutputs, load_outputs
-from tests.infra.conftest import VARIANT_CONTEXT
+from tests.infra.conftest import CDK_JSON_ALARMS, VARIANT_CONTEXT
 
 
 @pytest.fixture
@@ -123,7 +123,7 @@ def test_alarms_notify_the_alarm_topic_and_each_consumer_has_its_dashboard(deplo
     assert json.loads(attributes["Policy"])["Statement"][1]["Principal"] == {"Service": "cloudwatch.amazonaws.com"}
     assert attributes["KmsMasterKeyId"]  # under the topics' key
     alarms = {a["AlarmName"]: a for a in cloudwatch.describe_alarms(AlarmNamePrefix=STACK_NAME)["MetricAlarms"]}
-    assert len(alarms) == 9
+    assert len(alarms) == 11
     for alarm in alarms.values():
         assert alarm["AlarmActions"] == alarm["OKActions"] == [topic_arn], alarm["AlarmName"]
     # The Metrics Insights alarm on EMR's FailedJobs names the application that was created.
@@ -132,10 +132,12 @@ def test_alarms_notify_the_alarm_topic_and_each_consumer_has_its_dashboard(deplo
     for name in deployed.consumer_names():
         c = deployed.consumer(name)
         # The dimension the alarm watches is the one the job's EMF documents carry for this queue.
-        quarantined = alarms[f"{STACK_NAME}-{name}-quarantined-files"]
-        assert quarantined["Namespace"] == job_metrics.NAMESPACE
-        assert quarantined["Dimensions"] == [{"Name": job_metrics.DIMENSION,
-                                              "Value": name_in_queue_url(c.queue_url)}]
+        for kind, metric in (("quarantined-files", job_metrics.QUARANTINED), ("malformed-rows", job_metrics.MALFORMED)):
+            alarm = alarms[f"{STACK_NAME}-{name}-{kind}"]
+            assert (alarm["Namespace"], alarm["MetricName"]) == (job_metrics.NAMESPACE, metric)
+            assert alarm["Dimensions"] == [{"Name": job_metrics.DIMENSION, "Value": name_in_queue_url(c.queue_url)}]
+        # The threshold cdk.json sets, as the template carries it.
+        assert alarms[f"{STACK_NAME}-{name}-malformed-rows"]["Threshold"] == CDK_JSON_ALARMS["malformedRowsThreshold"]
         body = json.loads(cloudwatch.get_dashboard(DashboardName=c.dashboard_name)["DashboardBody"])
         text = json.dumps(body)
         assert name_in_queue_url(c.queue_url) in text and job_metrics.QUARANTINED in text

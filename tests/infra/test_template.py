@@ -13,7 +13,7 @@ import pytest
 from aws_cdk.assertions import Match
 
 from s3sqs.job import metrics as job_metrics
-from tests.infra.conftest import VARIANT_CONTEXT
+from tests.infra.conftest import CDK_JSON_ALARMS, VARIANT_CONTEXT
 
 REQUIRED_OUTPUTS = {"TopicArn", "SourceBucketName", "CheckpointBucketName", "ArtifactsBucketName",
                     "EmrApplicationId", "AlarmTopicArn", "Consumers"}
@@ -82,8 +82,8 @@ EXPECTED_DEFAULT_COUNTS = {
     "AWS::SQS::Queue": 4,                  # queue + DLQ per consumer
     "AWS::SQS::QueuePolicy": 4,
     "AWS::SNS::Subscription": 2,           # a queue per consumer; cdk.json's example lists no alarm e-mails
-    "AWS::CloudWatch::Alarm": 9,           # DLQ depth, oldest message age, quarantined files, query failures per
-                                           # consumer, and failed job runs of the application
+    "AWS::CloudWatch::Alarm": 11,          # DLQ depth, oldest message age, quarantined files, malformed rows,
+                                           # query failures per consumer, and failed job runs of the application
     "AWS::CloudWatch::Dashboard": 2,       # one per consumer
     "AWS::Logs::LogGroup": 2,              # one per consumer
     "AWS::EMRServerless::Application": 1,
@@ -407,9 +407,9 @@ def test_key_policy_pins_each_consumer_and_the_log_groups(variant_template_dict)
 
 # --- alarms, alarm topic, dashboards --------------------------------------------------------------
 
-ALARM_SETTINGS = {  # (period, evaluation periods, quarantined-files threshold), from each context's `alarms`
-    "template_dict": (300, 1, 1),
-    "variant_template_dict": (60, 2, 5),
+ALARM_SETTINGS = {  # (period, evaluation periods, quarantined-files and malformed-rows thresholds), from each
+    "template_dict": (300, 1, 1, CDK_JSON_ALARMS["malformedRowsThreshold"]),  # context's `alarms`
+    "variant_template_dict": (60, 2, 5, 250),
 }
 ALARM_SOURCE_ARN = "arn:<AWS::Partition>:cloudwatch:<AWS::Region>:<AWS::AccountId>:alarm:S3SqsStreaming-*"
 FROM_STACK_ALARMS = {"ArnLike": {"aws:SourceArn": ALARM_SOURCE_ARN},
@@ -445,12 +445,12 @@ def test_alarm_topic_is_encrypted_ssl_only_and_only_this_stacks_alarms_may_publi
 @pytest.mark.parametrize("which", ["template_dict", "variant_template_dict"])
 def test_every_alarm_notifies_the_alarm_topic_and_falls_under_its_policy(which, request):
     tpl = request.getfixturevalue(which)
-    period, evaluations, _ = ALARM_SETTINGS[which]
+    period, evaluations, *_ = ALARM_SETTINGS[which]
     topic = {"Ref": one(tpl, "AWS::SNS::Topic", "AlarmsTopic")[0]}
     alarms = {a["Properties"]["AlarmName"]: a["Properties"] for a in of_type(tpl, "AWS::CloudWatch::Alarm").values()}
     expected = {"S3SqsStreaming-failed-job-runs"} | {
         f"S3SqsStreaming-{name}-{what}" for name in CONSUMERS[which]
-        for what in ("dlq-messages", "oldest-message-age", "quarantined-files", "query-failures")}
+        for what in ("dlq-messages", "oldest-message-age", "quarantined-files", "malformed-rows", "query-failures")}
     assert set(alarms) == expected
     for name, p in alarms.items():
         # The topic policy lets alarms named S3SqsStreaming-* publish: every alarm here is one of them.
@@ -464,13 +464,14 @@ def test_every_alarm_notifies_the_alarm_topic_and_falls_under_its_policy(which, 
 
 @pytest.mark.parametrize("which, name", CASES)
 def test_alarms_on_the_jobs_metrics_per_consumer(which, name, request):
-    """Quarantined files and failed queries come from the EMF lines the job logs (s3sqs.job.metrics), under the
-    consumer's queue name."""
+    """Quarantined files, malformed rows and failed queries come from the EMF lines the job logs
+    (s3sqs.job.metrics), under the consumer's queue name; the thresholds from cdk.json's `alarms`."""
     tpl = request.getfixturevalue(which)
     cid, *_ = CONSUMERS[which][name]
-    _, _, quarantined = ALARM_SETTINGS[which]
+    _, _, quarantined, malformed = ALARM_SETTINGS[which]
     q_lid, _ = one(tpl, "AWS::SQS::Queue", f"Consumer{cid}Queue")
     for alarm_id, metric, threshold in (("QuarantinedFilesAlarm", job_metrics.QUARANTINED, quarantined),
+                                        ("MalformedRowsAlarm", job_metrics.MALFORMED, malformed),
                                         ("QueryFailuresAlarm", job_metrics.QUERY_FAILURES, 1)):
         _, alarm = one(tpl, "AWS::CloudWatch::Alarm", f"Monitoring{cid}{alarm_id}")
         p = alarm["Properties"]
@@ -526,10 +527,10 @@ def test_one_dashboard_per_consumer_charts_every_metric_the_job_reports(which, n
         ("AWS/SQS", "ApproximateNumberOfMessagesVisible", f"<{d_lid}.QueueName>")}
     assert ("expression", f"SELECT MAX(FailedJobs) FROM \"AWS/EMRServerless\" WHERE ApplicationId = "
                           f"'<{app_lid}.ApplicationId>'", None) in graphed
-    # The alarm status row: this consumer's four alarms and the application's.
+    # The alarm status row: this consumer's five alarms and the application's.
     alarm_lids = {lid for lid in of_type(tpl, "AWS::CloudWatch::Alarm")
                   if lid.startswith((f"Consumer{cid}", f"Monitoring{cid}", "FailedJobRuns"))}
-    assert sorted(alarms) == sorted(f"<{lid}.Arn>" for lid in alarm_lids) and len(alarms) == 5
+    assert sorted(alarms) == sorted(f"<{lid}.Arn>" for lid in alarm_lids) and len(alarms) == 6
 
 
 def test_alarm_emails_subscribe_to_the_alarm_topic_each_under_a_name_of_its_own(template_dict, variant_template_dict):

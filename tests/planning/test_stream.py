@@ -71,7 +71,7 @@ def run_until_drained(spark, w, tmp_path, schema, opts, timeout=180, **trigger):
 def test_csv_json_parquet_gzip_partitions_and_schema_fitting(spark, moto_endpoint, tmp_path):
     schema = "id LONG, name STRING, score DOUBLE, day STRING, _file_path STRING"
     w = bucket_to_queue(moto_endpoint)
-    w.put("csv/day=2026-01-01/a b.csv", b"id,name,extra\n1,one,x\n2,two,y\n")  # extra column dropped
+    w.put("csv/day=2026-01-01/a b.csv", b"id,name,score,extra\n1,one,,x\n2,two,,y\n")  # extra column dropped
     w.put("csv/day=2026-01-02/naïve+plus.csv.gz", gzip.compress(b"id,name,score\n3,three,0.5\n"))
     w.put("csv/day=2026-01-03/empty.csv", b"id,name\n")
     opts = source_options(w, tmp_path, header="true", partitionColumns="day", pathGlobFilter="*.csv*")

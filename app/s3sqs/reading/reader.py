@@ -9,20 +9,22 @@ A big text file (or a byte range of one that the driver split off) is streamed i
 are fetched whole, as before.
 
 A file's fate: read; or missing (deleted after it was announced: recorded, like Spark's
-ignoreMissingFiles); or bad (cannot be parsed: quarantined by default, or the batch fails when
-`onBadFile` is `fail`); or denied (HTTP 403: deleted, when the job role has no s3:ListBucket, or not
-readable by it; which one cannot be told, so it is never retried nor taken for missing, and `onBadFile`
-decides as for a bad file, without a copy that would be denied too). A transient fault is retried; one
-that outlasts the retries fails the batch, which Spark retries: a good file is never set aside because the
-network was slow.
+ignoreMissingFiles); or bad (cannot be parsed, or not its declared format: every row malformed, as
+wrong_format.py decides; quarantined by default, or the batch fails when `onBadFile` is `fail`); or
+denied (HTTP 403: deleted, when the job role has no s3:ListBucket, or not readable by it; which one
+cannot be told, so it is never retried nor taken for missing, and `onBadFile` decides as for a bad file,
+without a copy that would be denied too). A transient fault is retried; one that outlasts the retries
+fails the batch, which Spark retries: a good file is never set aside because the network was slow.
 
-A streamed file's rows go out before its end is read, so a file found bad part way keeps the rows already
-read, as Spark's ignoreCorruptFiles keeps them, and its quarantine record says how many. A file split
-across tasks is still one file to the quarantine: every piece writes the file's one record (same name),
-so a piece that fails records the file once whatever its other pieces do; a piece that only has
-malformed rows to report does not replace a record that sets the file aside (`write_record(keep=...)`).
-So when one piece of a file is bad and the others are good, the good pieces' rows are ingested and the
-file is quarantined, its record naming the bad piece's byte range.
+A streamed file's rows go out before its end is read (under PERMISSIVE with no rescued-data column, once
+one of them parses: until then they are held back, so that a file that is not its format is set aside
+with none out), so a file found bad part way keeps the rows already read, as Spark's ignoreCorruptFiles
+keeps them, and its quarantine record says how many. A file split across tasks is still one file to the
+quarantine: every piece writes the file's one record (same name), so a piece that fails records the file
+once whatever its other pieces do; a piece that only has malformed rows to report does not replace a
+record that sets the file aside (`write_record(keep=...)`). So when one piece of a file is bad and the
+others are good, the good pieces' rows are ingested and the file is quarantined, its record naming the
+bad piece's byte range.
 """
 from __future__ import annotations
 
@@ -41,16 +43,20 @@ from .blocks import read_in_blocks
 from .conform import META_COLUMNS, conform
 from .file_schema import infer_file
 from .filesystems import DENIED_REASON, WHOLE_FILE_BYTES, Filesystems, classify, fetch, with_retries
-from .formats import FileRows, FormatOptions, empty, reader_of
+from .formats import FileRows, FormatOptions, MalformedFile, empty, reader_of
 from .quarantine_writer import write_record
 from .schema_proposals import stop_for_new_columns
 from .spec import ReadSpec
+from .wrong_format import may_set_aside, not_the_format
 
 log = logging.getLogger("s3sqs.reader")
 
 TARGET_BATCH_ROWS = 1 << 17
 READ_THREADS = 8
 BYTES_IN_FLIGHT = 512 << 20  # files held in memory at once by one task, at most (one file may exceed it)
+# A streamed file's rows held back at most while none has parsed (wrong_format.py): as much as a file read
+# whole may hold. A file with no row that parses by then is set aside on those rows.
+HOLD_BYTES = 64 << 20
 
 
 @dataclass
@@ -75,6 +81,8 @@ def read_partition(items: list[S3File | Piece], spec: ReadSpec, schema: pa.Schem
         with budget.hold(f.size or 0):
             try:
                 rows = with_retries(f.uri, lambda: _read_file(filesystems, f, spec, fields))
+                # Set aside below as a bad file is, before its rows or new columns count.
+                _judge(spec.format, rows.table.num_rows + rows.dropped, rows.malformed, rows.reason, rows.unknown)
                 return _Outcome(f, conform(rows.table, schema, f, spec.partition_columns, spec.base_path), rows)
             except Exception as e:  # every failure names the file; nothing is dropped silently
                 return _Outcome(f, error=e)
@@ -133,21 +141,38 @@ def _stream_piece(filesystems: Filesystems, piece: Piece, spec: ReadSpec, schema
     f = piece.file
     reader = reader_of(spec.format.file_format)
     stopping = spec.evolution in (SchemaEvolution.ADD_NEW_COLUMNS, SchemaEvolution.FAIL_ON_NEW_COLUMNS)
-    kept = malformed = dropped = 0
+    kept = malformed = dropped = read = 0
     unknown: tuple[str, ...] = ()
     reason = None
+    # Rows held back while none has parsed, so that a file that is not its format is set aside before any of
+    # them goes out (wrong_format.py); None once it is judged, or when the mode keeps such rows anyway.
+    held: list[pa.Table] | None = [] if may_set_aside(spec.format) else None
     try:
         for rows in stream_rows(filesystems, piece, reader, fields, spec.format):
-            if rows.unknown and stopping:  # the stream stops for them: none of this file's rows are kept
+            read += rows.table.num_rows + rows.dropped
+            malformed, dropped = malformed + rows.malformed, dropped + rows.dropped
+            reason = reason or rows.reason
+            unknown = tuple(dict.fromkeys(unknown + rows.unknown))
+            stops = bool(rows.unknown) and stopping
+            if held is not None and (malformed < read or stops or sum(t.nbytes for t in held) >= HOLD_BYTES):
+                _judge(spec.format, read, malformed, reason, unknown, whole=False)
+                kept += sum(t.num_rows for t in held)
+                yield from _batches(held, schema) if held else ()
+                held = None
+            if stops:  # the stream stops for them: none of this file's rows are kept
                 new_columns.append((f, rows.unknown))
                 return
-            malformed, dropped = malformed + rows.malformed, dropped + rows.dropped
-            unknown = tuple(dict.fromkeys(unknown + rows.unknown))
-            reason = reason or rows.reason
             table = conform(rows.table, schema, f, spec.partition_columns, spec.base_path, piece.block)
+            if held is not None:
+                held.append(table)
+                continue
             kept += table.num_rows
             if table.num_rows:
                 yield from _batches([table], schema)
+        if held:  # the end, no row having parsed
+            _judge(spec.format, read, malformed, reason, unknown)
+            kept += sum(t.num_rows for t in held)
+            yield from _batches(held, schema)
     except Exception as e:  # every failure names the file; nothing is dropped silently
         counts[_settle_failure(filesystems, _Outcome(f, error=e), spec, batch_end, piece, kept)] += 1
         counts["rows"] += kept
@@ -159,6 +184,14 @@ def _stream_piece(filesystems: Filesystems, piece: Piece, spec: ReadSpec, schema
                      dropped=dropped, reason=_in_range(reason, piece), new_columns=unknown, keep=not piece.whole)
     counts["files"] += 1
     counts["rows"] += kept
+
+
+def _judge(fo: FormatOptions, read: int, malformed: int, reason: str | None, unknown: tuple[str, ...],
+           whole: bool = True) -> None:
+    """Raise MalformedFile for rows that show the file is not its declared format (wrong_format.py)."""
+    wrong = not_the_format(fo, read, malformed, reason, unknown, whole)
+    if wrong:
+        raise MalformedFile(wrong)
 
 
 def _in_range(text: str | None, piece: Piece) -> str | None:
