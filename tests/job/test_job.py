@@ -95,3 +95,38 @@ def test_a_drained_multi_batch_run_records_every_batch_s_commit_before_it_exits(
                       S3Store(f"s3://{checkpoints}/source-cleaning", s3), progress_seconds=0)
     cleaner.run(False, on_row=rows.append)  # a dry run, at once
     assert {r.key: r.status for r in rows} == {key: CleanStatus.RETENTION for key in keys}
+
+
+def test_a_run_killed_between_spark_s_commit_and_its_next_plan_goes_on_from_there_when_restarted(moto_endpoint,
+                                                                                                tmp_path):
+    """Killed after Spark committed batch 0 and before the next trigger, the source has not heard of the commit.
+    On Spark 4.0 (latestOffset without a start) the restarted source planned the committed batch again, which
+    Spark took for no new data at every trigger: the run never drained. Every row once, and every marker."""
+    import time
+
+    w = bucket_to_queue(moto_endpoint)
+    for i in range(4):
+        w.put(f"in/part-{i}.csv", f"{i}\n".encode())
+    ck, out = tmp_path / "ck", tmp_path / "out"
+    args = ["--queue-url", w.queue_url, "--format", "csv", "--schema", "id LONG", "--checkpoint", str(ck),
+            "--output", str(out), "--endpoint-url", moto_endpoint, "--region", "us-east-1",
+            "--option", "maxFilesPerTrigger=2", "--option", "sqs.longPollingWaitTimeSeconds=1"]
+    first = Job(args + ["--trigger-interval", "60 seconds"], tmp_path / "run1.log")
+    try:
+        deadline = time.monotonic() + 180
+        while not (ck / "commits" / "0").exists() and time.monotonic() < deadline and first.proc.poll() is None:
+            time.sleep(0.2)
+        assert (ck / "commits" / "0").exists(), first.tail()
+    finally:
+        first.kill()  # SIGKILL: the next trigger, where the source would hear of the commit, is a minute away
+    assert not (ck / "offsets" / "1").exists()
+
+    rerun = Job(args + ["--trigger-interval", "1 second", "--until-drained", "--idle-checks", "2"],
+                tmp_path / "run2.log")
+    try:
+        assert rerun.wait(timeout=240) == 0, rerun.tail()
+    finally:
+        rerun.kill()
+    assert sorted(committed_rows(out, ["id"])) == [(i,) for i in range(4)]
+    marked = {f.key for m in markers.read_all(LocalStore(str(ck / "source-state"))) for f in m.files}
+    assert marked == {f"in/part-{i}.csv" for i in range(4)}

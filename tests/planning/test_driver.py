@@ -291,3 +291,26 @@ def test_a_round_recorded_as_the_process_ends_keeps_its_messages(moto_endpoint, 
     drain(again)
     assert again.index.last_seq == 2 and w.depth() == 0
     close(again)
+
+
+def test_on_spark_4_0_a_restart_plans_past_a_batch_spark_committed_that_the_source_never_heard_of(moto_endpoint,
+                                                                                                    tmp_path):
+    """Spark 4.0 gives latestOffset no start, and tells the source of a commit only when it plans the next batch.
+    A run killed (or stopped) between Spark's commit of (0, 2] and that next plan leaves the source at committed 0
+    while Spark is at 2. Planning from 0 again with a limit of 2 files answered 2, which Spark took for no new
+    data, at every trigger: the stream stood still. The source plans from the end it last made durable, and
+    acknowledges nothing Spark has not said it committed."""
+    w, d1 = announced(moto_endpoint, tmp_path, 5, "g", maxFilesPerTrigger="2")
+    assert d1.latest_offset(None, Limit(2, None)) == 2
+    first = {r.key for r in d1.files_between(0, 2)}  # Spark reads batch 0, commits it; the run ends before its next plan
+    close(d1)
+
+    d2 = make_driver(w, tmp_path / "state", maxFilesPerTrigger="2")
+    assert d2.index.committed_seq == 0
+    assert d2.latest_offset(None, Limit(2, None)) == 4  # past Spark's committed 2: a batch Spark will run
+    assert d2.index.committed_seq == 0  # not acknowledged on a guess: Spark says it with commit(2)
+    second = {r.key for r in d2.files_between(2, 4)}
+    assert len(second) == 2 and not first & second
+    d2.commit(2)
+    assert d2.index.committed_seq == 2
+    close(d2)
