@@ -23,7 +23,8 @@ define spark_submit_ready
 	echo 'export PYSPARK_PYTHON="$${PYSPARK_PYTHON:-$(abspath $(1))/bin/python}"' > $(1)/lib/python3.11/site-packages/pyspark/conf/spark-env.sh
 endef
 
-# The local stack: a moto server with the stack's wiring and its cdk-outputs.json (docs/operations.md).
+# The local stack: a moto server with the stack's wiring and its cdk-outputs.json (docs/operations.md);
+# CDK_JSON=FILE builds it from another cdk.json than the checkout's.
 PORT ?= 5000
 LOCAL_STACK_DIR ?= .local-stack
 OUTPUTS_FILE ?= cdk-outputs.json
@@ -130,7 +131,7 @@ test-spark40: $(STAMP40) $(VENV40)/$(ZIPPED) $(JARS_STAMP)
 	$(VENV40)/bin/python -m pytest -q -m "spark or chaos or cluster"
 
 local-stack: $(TOOLS_STAMP)
-	$(VENV)/bin/local-stack start --port $(PORT) --state-dir $(LOCAL_STACK_DIR) --outputs-file $(OUTPUTS_FILE)
+	$(VENV)/bin/local-stack start --port $(PORT) --state-dir $(LOCAL_STACK_DIR) --outputs-file $(OUTPUTS_FILE)$(if $(CDK_JSON), --cdk-json $(CDK_JSON))
 
 local-stack-stop: $(TOOLS_STAMP)
 	$(VENV)/bin/local-stack stop --state-dir $(LOCAL_STACK_DIR)

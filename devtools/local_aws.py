@@ -14,6 +14,10 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+# The two-account example: every cdk.json key, consumers `ingest` (the whole bucket) and `analytics` (under
+# analytics/). The tests' stack (tests/conftest.py) and the benchmarks' wiring, whatever the checkout's cdk.json holds.
+EXAMPLE_CDK_JSON = Path(__file__).resolve().parents[1] / "examples" / "cdk.two-accounts.json"
+
 FAKE_ENV = {
     "AWS_ACCESS_KEY_ID": "testing",
     "AWS_SECRET_ACCESS_KEY": "testing",
@@ -108,7 +112,7 @@ def wire_consumer(endpoint_url: str, name: str, max_receive_count: int | None = 
                   region: str = "us-east-1"):
     """A fresh copy of the stack's own wiring for one consumer, as `cdk deploy` creates it: the source bucket
     -> the SNS fan-out topic -> the consumer's queue and dead-letter queue, taken from the synthesized template
-    (infra/local_stand_in.py) with every name prefixed by `name`. `max_receive_count` replaces cdk.json's on the
+    (infra/local_stand_in.py) of the two-account example, with every name prefixed by `name`. `max_receive_count` replaces its on the
     queue's redrive policy. Returns the stand-in's ConsumerPath (bucket, queue_url, dlq_url)."""
     import json
 
@@ -116,7 +120,7 @@ def wire_consumer(endpoint_url: str, name: str, max_receive_count: int | None = 
 
     from infra.local_stand_in import deploy_consumer_path, synth_template
 
-    path = deploy_consumer_path(synth_template(), endpoint_url, consumer, f"{name}-", region)
+    path = deploy_consumer_path(synth_template(cdk_json=EXAMPLE_CDK_JSON), endpoint_url, consumer, f"{name}-", region)
     if max_receive_count is not None:
         sqs = boto3.client("sqs", endpoint_url=endpoint_url, region_name=region)
         policy = json.loads(sqs.get_queue_attributes(QueueUrl=path.queue_url, AttributeNames=["RedrivePolicy"])

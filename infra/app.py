@@ -20,9 +20,9 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 CDK_JSON = REPO_ROOT / "cdk.json"
 
 
-def cdk_json_context(path: Path = CDK_JSON) -> dict[str, Any]:
-    """The "context" of cdk.json: feature flags plus this app's settings."""
-    return dict(json.loads(path.read_text()).get("context", {}))
+def cdk_json_context(path: Path | None = None) -> dict[str, Any]:
+    """The "context" of a cdk.json (default: the checkout's): feature flags plus this app's settings."""
+    return dict(json.loads(Path(path or CDK_JSON).read_text()).get("context", {}))
 
 
 def build_app(

@@ -66,11 +66,13 @@ def synth_template(context_overrides: dict | None = None, cdk_json: Path | None 
     Builtin CloudFormation validation and cdk-nag are off here (the tests run both). Results are cached
     per file and overrides for the life of the process; callers get their own copy.
     """
-    cache_key = json.dumps([str(cdk_json or ""), context_overrides or {}], sort_keys=True)
-    if cache_key not in _SYNTH_CACHE:
-        from infra.app import CDK_JSON, build_app, cdk_json_context  # starts jsii: only when needed
+    from infra import app
 
-        context = {**cdk_json_context(Path(cdk_json or CDK_JSON)), **(context_overrides or {})}
+    cache_key = json.dumps([str(cdk_json or app.CDK_JSON), context_overrides or {}], sort_keys=True)
+    if cache_key not in _SYNTH_CACHE:
+        from infra.app import build_app, cdk_json_context  # starts jsii: only when needed
+
+        context = {**cdk_json_context(cdk_json), **(context_overrides or {})}
         with tempfile.TemporaryDirectory(prefix="cdk-synth-") as outdir:
             app, _ = build_app(context, nag=False, builtin_validation=False, outdir=outdir)
             assembly = app.synth()
@@ -90,6 +92,27 @@ def write_outputs_file(outputs: dict, path: str | os.PathLike, stack_name: str =
 def deploy_to_moto(template: dict, endpoint_url: str, region: str = "us-east-1") -> dict[str, str]:
     """Create the template's resources on a moto server; return the values its Outputs would have."""
     return deploy_stand_in(template, endpoint_url, region).outputs
+
+
+def operator_buckets(outputs: dict) -> list[str]:
+    """The buckets the stack expects and does not make: sourceCleaning's archive bucket, when it is not the
+    source bucket (an operator owns it on AWS; a rehearsal needs it to exist)."""
+    archive = json.loads(outputs.get("SourceCleaning") or "{}").get("sourceArchiveLocation")
+    bucket = archive.removeprefix("s3://").split("/", 1)[0] if archive else None
+    return [bucket] if bucket and bucket != outputs.get("SourceBucketName") else []
+
+
+def create_operator_buckets(outputs: dict, endpoint_url: str, region: str = "us-east-1") -> list[str]:
+    """Create operator_buckets(outputs) on the moto server; returns their names."""
+    import boto3
+
+    s3 = boto3.client("s3", endpoint_url=endpoint_url, region_name=region,
+                      aws_access_key_id=os.environ.get("AWS_ACCESS_KEY_ID", "testing"),
+                      aws_secret_access_key=os.environ.get("AWS_SECRET_ACCESS_KEY", "testing"))
+    names = operator_buckets(outputs)
+    for name in names:
+        s3.create_bucket(Bucket=name)
+    return names
 
 
 @dataclass(frozen=True)

@@ -2,7 +2,12 @@ import os
 
 import pytest
 
-from devtools.local_aws import FAKE_ENV, start_moto_server
+import infra.app
+from devtools.local_aws import EXAMPLE_CDK_JSON, FAKE_ENV, start_moto_server
+
+# The tests' stack is the two-account example's, whatever the checkout's cdk.json holds (the quick start has
+# the reader edit it): every in-process synth reads it. A subprocess that synthesizes is given it (--cdk-json).
+infra.app.CDK_JSON = EXAMPLE_CDK_JSON
 
 # Fake credentials for every test: nothing may reach real AWS.
 for _k, _v in FAKE_ENV.items():

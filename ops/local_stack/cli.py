@@ -87,6 +87,9 @@ def _started(args) -> int:
         f"  {cli.command_line('job-runs', 'list', *found)}",
         f"  {cli.command_line('redrive-dlq', 'inspect', '--consumer', consumers[0], *found)}",
         f"run the packaged job on it:  {cli.command_line('local-stack', 'run-job', '--consumer', consumers[0], '--format', 'csv', *found, *state)}",
+        *([f"clean the source: run the job with run-job (its commit markers go to the consumer's checkpoint, "
+           f"where the cleaner reads them), then  {cli.command_line('source-state', 'clean', *found)}  (add --apply "
+           "to archive or delete)"] if "SourceCleaning" in outputs else []),
         "stop it with:  " + ("make local-stack-stop  (or " if not state else "")
         + cli.command_line("local-stack", "stop", *state) + (")" if not state else ""),
     ]))

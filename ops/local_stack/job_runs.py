@@ -123,11 +123,23 @@ def started(paths: RunPaths) -> bool:
 
 
 def _alive(paths: RunPaths) -> bool:
+    """Whether any process of the run's group still runs (zombies, which nobody may have reaped, do not)."""
     try:
-        os.killpg(int(paths.pid.read_text()), 0)
-        return True
+        group = int(paths.pid.read_text())
+        os.killpg(group, 0)
     except (FileNotFoundError, ValueError, ProcessLookupError, PermissionError):
         return False
+    proc = Path("/proc")
+    if not proc.is_dir():
+        return True
+    for stat in proc.glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()  # after "pid (comm)": state, ppid, pgrp, ...
+        except (OSError, IndexError):
+            continue
+        if int(fields[2]) == group and fields[0] != "Z":
+            return True
+    return False
 
 
 def _lines(path: Path) -> list[str]:

@@ -117,7 +117,7 @@ def start(port: int, outputs_file: Path, state_dir: Path, log: Callable[[str], N
           context: dict | None = None) -> dict:
     """Start the server, build on it the wiring of the stack `cdk_json` (default: the checkout's) describes, its
     top-level keys replaced by `context`, and write the outputs file; returns the outputs."""
-    from infra.local_stand_in import deploy_to_moto, write_outputs_file
+    from infra.local_stand_in import create_operator_buckets, deploy_to_moto, write_outputs_file
 
     paths = StatePaths(state_dir)
     pid = _running_pid(paths)
@@ -146,6 +146,8 @@ def start(port: int, outputs_file: Path, state_dir: Path, log: Callable[[str], N
         template = _template(cdk_json, context)
         log("[3/3] creating its buckets, topic, queues, policies, roles and EMR application on the server")
         outputs = deploy_to_moto(template, server.endpoint_url, REGION)
+        for bucket in create_operator_buckets(outputs, server.endpoint_url, REGION):
+            log(f"created bucket {bucket}, sourceCleaning's archive: on AWS it is yours to create (the stack does not)")
     except BaseException:
         stop(state_dir, log=lambda m: None)  # nothing half-made stays behind
         raise

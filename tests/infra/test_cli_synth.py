@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from devtools.local_aws import EXAMPLE_CDK_JSON
 from infra import STACK_NAME
 
 REPO = Path(__file__).resolve().parents[2]
@@ -35,7 +36,13 @@ def _run_cdk(args: list[str], home: Path) -> subprocess.CompletedProcess:
         # Where no network namespace is available, any connection attempt fails fast instead.
         "HTTP_PROXY": "http://127.0.0.1:9", "HTTPS_PROXY": "http://127.0.0.1:9", "NO_PROXY": "",
     })
-    return subprocess.run(_offline_prefix() + [str(CDK), *args], cwd=REPO, env=env, capture_output=True,
+    # The tests' stack, the two-account example, as the CLI reads a cdk.json: from the folder it runs in.
+    config = json.loads(EXAMPLE_CDK_JSON.read_text())
+    config["app"] = config["app"].replace(".venv/", f"{REPO / '.venv'}/", 1)
+    work = home / "project"
+    work.mkdir(exist_ok=True)
+    (work / "cdk.json").write_text(json.dumps(config))
+    return subprocess.run(_offline_prefix() + [str(CDK), *args], cwd=work, env=env, capture_output=True,
                           text=True, timeout=300)
 
 

@@ -30,19 +30,23 @@ def test_a_foreign_offset_log_is_a_clear_error(tmp_path):
 
 @pytest.mark.parametrize("progress, drained, waiting", [
     (Progress(0, 0, None, None, False), True, "nothing"),                 # nothing ever announced
-    (Progress(0, 25, 25, 1, True), True, "nothing"),
+    (Progress(0, 25, 25, 1, True, {}, {"committed_seq": 25}), True, "nothing"),
+    # Spark committed batch 1; the source records it (its commit marker, for the cleaner) at the next trigger.
+    (Progress(0, 25, 25, 1, True, {}, {"committed_seq": 20}), False,
+     "the source to record the commit of batch 1 (at the next trigger)"),
     (Progress(3, 25, 25, 1, True), False, "3 messages in the queue"),
     (Progress(0, 25, 25, 1, False), False, "batch 1 to be committed"),     # logged, never committed
     (Progress(0, 30, 25, 1, True), False, "files up to offset 30 to be planned (logged: 25)"),  # e.g. reprocess
     (Progress(0, 25, 25, 1, True, {}, {"backfilling": True}), False,
      "the backfill (a listing of basePath or an inventory report) to finish"),  # a listing still recording
 ])
-def test_drained_needs_an_empty_queue_every_file_planned_and_the_last_batch_committed(progress, drained, waiting):
+def test_drained_needs_an_empty_queue_every_file_planned_and_the_last_batch_committed_and_marked(progress, drained,
+                                                                                                   waiting):
     assert progress.drained is drained and str(progress) == waiting
 
 
 @pytest.mark.parametrize("progress, settled, waiting", [
-    (Progress(None, 25, 25, 1, True), True, "the queue's depth to be read"),  # all else says done
+    (Progress(None, 25, 25, 1, True, {}, {"committed_seq": 25}), True, "the queue's depth to be read"),  # all else done
     (Progress(None, 25, 25, 1, False), False, "batch 1 to be committed"),
     (Progress(None, 30, 25, 1, True), False, "files up to offset 30 to be planned (logged: 25)"),
 ])

@@ -40,13 +40,3 @@ def test_the_queue_is_asked_only_for_a_batch_to_report_or_once_all_else_says_don
     state = check.when_needed(new_batches=False, until_drained=True)
     assert asked() == 3 and state.queued == 0 and state.drained
 
-
-def test_a_run_is_drained_only_once_the_source_has_recorded_the_commit_of_every_logged_batch():
-    from s3sqs.job.completion import Progress
-
-    # Spark committed batch 2, offsets up to 5; the source recorded its commits through 4: its last marker is due
-    # at the next trigger, and the cleaner waits for it.
-    behind = Progress(queued=0, recorded=5, logged=5, batch_id=2, committed=True, status={"committed_seq": 4})
-    assert not behind.drained and str(behind) == "the source to record the commit of batch 2 (at the next trigger)"
-    assert Progress(0, 5, 5, 2, True, status={"committed_seq": 5}).drained
-    assert Progress(0, 0, None, None, False).drained  # nothing ever logged: nothing to record

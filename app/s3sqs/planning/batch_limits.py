@@ -78,3 +78,19 @@ def fresh_first(base: int, last: int, fresh: Sequence[int], max_files: int) -> l
 def batch_full(pending: int, max_files: int | None) -> bool:
     """Whether the files recorded and not planned yet make a whole batch."""
     return max_files is not None and pending >= max_files
+
+
+def plan_start(start: int | None, acknowledged: int, read_end: int, restart_floor: int) -> tuple[int, int]:
+    """(what Spark has committed, where the next batch starts) for latestOffset.
+
+    Committed: Spark's `start` (4.1 and later pass it), else the end of the last batch Spark read in this
+    process (4.0 asks for the next offset only once the batch before is committed), at least what the source
+    `acknowledged`. Spark 4.0 passes no start: the next batch starts no earlier than `restart_floor`, the end
+    of the last plan made durable before this process, which Spark has run, will replay first, or never
+    logged (its next batch then starts lower and reads those files too). From the last acknowledged commit, a
+    run that ended between Spark's commit and its next plan would answer an offset Spark has committed, which
+    it takes for no new data, at every trigger. Nothing is acknowledged on that floor, only on what Spark says."""
+    if start is not None:
+        return start, start
+    committed = max(acknowledged, read_end)
+    return committed, max(committed, restart_floor)

@@ -34,8 +34,6 @@ class Controller:
         self.opts = opts
         self.ledger: Ledger | None = None
         self.max_planned_end = 0          # the largest end seen in partitions() (Spark 4.0 counts from it)
-        # The end of the last plan made durable before this process: Spark 4.0 plans no earlier (latest_offset).
-        self.restart_floor = 0
         self.available_now_target: int | None = None
         self._seen_batches: dict[int, int] = {}   # batches Spark read, to record at the next plan
         self.batch_files = BatchFiles()  # the files of the batches planned and not yet committed
@@ -60,7 +58,7 @@ class Controller:
             self.intake = Intake(o, ledger, queue)
             self.backfill = Backfill(o, ledger, self.intake.stopping)
             self.commits = Commits(o, ledger, self.batch_files)
-            self.restart_floor = ledger.index.planned_end
+            self.restart_floor = ledger.index.planned_end  # the end of the last plan made before this process
             log.info("s3-sqs source on %s: %d files tracked, committed up to %d (Python %s)",
                      o.queue_url, ledger.index.last_seq, ledger.index.committed_seq, sys.executable)
 
@@ -106,15 +104,7 @@ class Controller:
         ledger = self.ledger
         with ledger.lock:
             idx = ledger.index
-            # What Spark has committed: its start (Spark 4.1+), else the end of the last batch it read here (4.0
-            # asks for the next offset only once the batch before is committed).
-            committed = start if start is not None else max(idx.committed_seq, self.max_planned_end)
-            # Spark 4.0 plans from no earlier than the end last made durable, which Spark has run, will replay
-            # first, or never logged (its next batch then starts lower, and reads those files too). From the last
-            # acknowledged commit, a run that ended between Spark's commit and its next plan would answer an offset
-            # Spark committed already, which it takes for no new data, at every trigger. Nothing is acknowledged
-            # on that guess: only what Spark says it committed.
-            base = committed if start is not None else max(committed, self.restart_floor)
+            committed, base = batch_limits.plan_start(start, idx.committed_seq, self.max_planned_end, self.restart_floor)
             for s, e in self._seen_batches.items():
                 idx.record_batch(s, e)
             self._seen_batches.clear()
@@ -141,8 +131,7 @@ class Controller:
         return end
 
     def files_between(self, start: int, end: int) -> list[S3File]:
-        """Files of offsets (start, end], from durable state, for planning or replay. Reads only: the
-        batch is recorded by the next plan."""
+        """Files of offsets (start, end], from durable state, for planning or replay; recorded at the next plan."""
         self.open()
         if end <= start:
             return []

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from infra import STACK_NAME
-from devtools.local_aws import free_port
+from devtools.local_aws import EXAMPLE_CDK_JSON, free_port
 from ops.local_stack import LocalStackError, stack
 from tests.ops.helpers import REPO, run_script
 
@@ -39,7 +39,7 @@ def alive(pid: int) -> bool:
 
 def test_make_local_stack_serves_the_scripts_and_stop_ends_it(tmp_path):
     state, outputs_file, port = tmp_path / "state", tmp_path / "cdk-outputs.json", free_port()
-    where = [f"PORT={port}", f"LOCAL_STACK_DIR={state}", f"OUTPUTS_FILE={outputs_file}"]
+    where = [f"PORT={port}", f"LOCAL_STACK_DIR={state}", f"OUTPUTS_FILE={outputs_file}", f"CDK_JSON={EXAMPLE_CDK_JSON}"]
     started = make("local-stack", *where)
     pid = int((state / "moto.pid").read_text()) if (state / "moto.pid").exists() else None
     try:
@@ -63,7 +63,7 @@ def test_make_local_stack_serves_the_scripts_and_stop_ends_it(tmp_path):
         assert r.returncode == 0 and "messages: 0 (0 visible" in r.stdout, r.stderr
         r = run_script("onboard-account", "--consumer-account", "111122223333", "--principal-arn-like",
                        "arn:aws:iam::111122223333:role/analytics-*", "--consumer", "analytics",
-                       "--cdk-json", str(REPO / "cdk.json"), env=env, cwd=tmp_path)
+                       "--cdk-json", str(EXAMPLE_CDK_JSON), env=env, cwd=tmp_path)
         assert r.returncode == 0 and "# dry run: 2 of 2 policies would change" in r.stdout, r.stderr
 
         again = make("local-stack", *where)

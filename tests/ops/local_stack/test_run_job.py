@@ -17,12 +17,12 @@ import pyarrow.parquet as pq
 import pytest
 
 from devtools import jars
-from devtools.local_aws import free_port
+from devtools.local_aws import EXAMPLE_CDK_JSON, free_port
 from infra import STACK_NAME
 from ops.local_stack import job_runs
 from tests.ops.helpers import REPO, run_script
 from tests.ops.local_stack.test_local_stack import ELSEWHERE, sourced_env
-from tests.test_docs import quick_start_context, rehearsal_commands
+from tests.test_docs import _blocks, _commands, quick_start_context, rehearsal_commands
 
 pytestmark = [pytest.mark.dist, pytest.mark.skipif(
     not (job_runs.EMR_SPARK_VENV / ".spark-installed").exists() or not jars.available("s3a"),
@@ -59,6 +59,8 @@ def _as_run_here(command: str, port: int, dist) -> str | None:
     if command == "make local-stack" or command.startswith("make local-stack "):
         return f"{here}/local-stack start --port {port} --state-dir .local-stack --outputs-file cdk-outputs.json " \
                "--cdk-json cdk.json"
+    if command.startswith(".venv/bin/local-stack start "):
+        return f"{here}/local-stack start --port {port} --cdk-json cdk.json " + command.split(" start ", 1)[1]
     if command == "make local-stack-stop":
         return f"{here}/local-stack stop --state-dir .local-stack"
     if "# again until" in command:
@@ -68,33 +70,56 @@ def _as_run_here(command: str, port: int, dist) -> str | None:
     return command.replace(".venv/bin/local-stack run-job ", f".venv/bin/local-stack run-job --dist {dist} ")
 
 
-@pytest.mark.skipif(shutil.which("aws") is None or shutil.which("jq") is None, reason="needs the AWS CLI and jq")
-def test_the_readme_s_rehearsal_runs_as_written(tmp_path, built_dist):
-    """In a shell that still holds an AWS profile, as after reading the AWS steps: the env file clears it."""
+def _run_as_written(commands: list[str], tmp_path, dist) -> subprocess.CompletedProcess:
+    """The commands in one shell, in a folder holding the quick start's cdk.json, as this test runs them; in a
+    shell that still holds an AWS profile, as after reading the AWS steps: the env file clears it."""
     (tmp_path / "cdk.json").write_text(json.dumps({"app": "unused", "context": {
-        **json.loads((REPO / "cdk.json").read_text())["context"], **quick_start_context()}}))
+        **json.loads(EXAMPLE_CDK_JSON.read_text())["context"], **quick_start_context()}}))
     (tmp_path / ".venv").symlink_to(REPO / ".venv")
     port = free_port()
-    lines = [c for c in (_as_run_here(c, port, built_dist.dist) for c in rehearsal_commands()) if c]
-    script = "set -euo pipefail\n" + "\n".join(lines) + "\n"
+    lines = [c for c in (_as_run_here(c, port, dist) for c in commands) if c]
     try:
-        r = subprocess.run(["bash", "-c", script], cwd=tmp_path, env={**os.environ, **ELSEWHERE}, capture_output=True,
-                           text=True, timeout=600)
-        assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
-        assert "[job] batch 0: 1 files, 2 rows" in r.stdout
-        assert re.search(r"committed .* s3://\S+/orders/orders-1.csv", r.stdout), r.stdout
-        assert re.search(r"id: \[\[1,2\]\]\s+customer: \[\[\"ada\",\"grace\"\]\]", r.stdout), r.stdout
-        assert "cancelled run local-orders-" in r.stderr and "stopped the moto server" in r.stderr
+        r = subprocess.run(["bash", "-c", "set -euo pipefail\n" + "\n".join(lines) + "\n"], cwd=tmp_path,
+                           env={**os.environ, **ELSEWHERE}, capture_output=True, text=True, timeout=600)
     finally:
         subprocess.run([str(REPO / ".venv" / "bin" / "local-stack"), "stop", "--state-dir", str(tmp_path / ".local-stack")],
                        capture_output=True, timeout=120)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    return r
+
+
+@pytest.mark.skipif(shutil.which("aws") is None or shutil.which("jq") is None, reason="needs the AWS CLI and jq")
+def test_the_readme_s_rehearsal_runs_as_written(tmp_path, built_dist):
+    r = _run_as_written(rehearsal_commands(), tmp_path, built_dist.dist)
+    assert "[job] batch 0: 1 files, 2 rows" in r.stdout
+    assert re.search(r"committed .* s3://\S+/orders/orders-1.csv", r.stdout), r.stdout
+    assert re.search(r"id: \[\[1,2\]\]\s+customer: \[\[\"ada\",\"grace\"\]\]", r.stdout), r.stdout
+    assert "cancelled run local-orders-" in r.stderr and "stopped the moto server" in r.stderr
+
+
+@pytest.mark.skipif(shutil.which("aws") is None or shutil.which("jq") is None, reason="needs the AWS CLI and jq")
+def test_the_cleaning_rehearsal_runs_as_written(tmp_path, built_dist):
+    """docs/operations.md's: a drained multi-batch run, then every file it committed is due at once, and archived."""
+    r = _run_as_written(cleaning_rehearsal_commands(), tmp_path, built_dist.dist)
+    assert "created bucket my-archive" in r.stderr
+    assert "3 committed files: 3 due" in r.stdout + r.stderr and "3 committed files: 3 archived" in r.stdout + r.stderr
+    assert [ln.split()[-1] for ln in r.stdout.splitlines() if ln.endswith(".csv") and "landing/orders/" in ln
+            and not ln.startswith(("due", "archived"))] == [f"landing/orders/orders-{i}.csv" for i in (1, 2, 3)]
+
+
+def cleaning_rehearsal_commands() -> list[str]:
+    text = (REPO / "docs" / "operations.md").read_text()
+    section = text[text.index("#### A cleaning rehearsal on the local stack"):]
+    section = section[:section.index("**How the cleaner learns")]
+    return _commands(_blocks(section, "bash"))
 
 
 def test_the_packaged_job_runs_on_the_stand_in_as_on_emr_and_the_tools_see_its_work(tmp_path, built_dist):
     state, outputs_file, port = tmp_path / "state", tmp_path / "cdk-outputs.json", free_port()
     local_stack = str(job_runs.ROOT / ".venv" / "bin" / "local-stack")
     started = subprocess.run([local_stack, "start", "--port", str(port), "--state-dir", str(state),
-                              "--outputs-file", str(outputs_file)], capture_output=True, text=True, timeout=300)
+                              "--outputs-file", str(outputs_file), "--cdk-json", str(EXAMPLE_CDK_JSON)],
+                             capture_output=True, text=True, timeout=300)
     try:
         assert started.returncode == 0, started.stderr
         env = sourced_env(state / "env")
