@@ -3,7 +3,10 @@ Python workers of a local-cluster run, so that a test or the chaos script can ki
 from __future__ import annotations
 
 import os
+import signal
+import time
 from pathlib import Path
+from typing import Callable
 
 EXECUTOR_CLASS = "CoarseGrainedExecutorBackend"
 PYTHON_DAEMON = "pyspark.daemon"
@@ -88,3 +91,17 @@ def executor_of(pid: int) -> int | None:
 def alive(pid: int) -> bool:
     fields = _stat(pid)
     return fields is not None and fields[0] != "Z"  # a zombie has died; its parent has not reaped it yet
+
+
+def terminate(kill: Callable[[int], None], alive: Callable[[], bool], timeout: float,
+              reap: Callable[[], None] = lambda: None) -> None:
+    """SIGTERM through `kill`, up to `timeout` seconds for `alive` to say it went, then SIGKILL. `reap` collects
+    the exit status of a child of this process, which would otherwise stay a zombie."""
+    kill(signal.SIGTERM)
+    deadline = time.monotonic() + timeout
+    while alive() and time.monotonic() < deadline:
+        reap()
+        time.sleep(0.1)
+    if alive():
+        kill(signal.SIGKILL)
+        reap()

@@ -1,7 +1,7 @@
 """What EMR Serverless does with a StartJobRun request, as a spark-submit on this machine against the stand-in.
 
-Pure: the request, the local paths of its artifacts and the stand-in's endpoint in; the command line and the
-driver's environment out. What is the same as on EMR: the request submit-job builds, unchanged (archives,
+No I/O but finding the S3A jars: the request, the local paths of its artifacts and the stand-in's endpoint
+in; the command line and the driver's environment out. What is the same as on EMR: the request submit-job builds, unchanged (archives,
 interpreters, the job's flags, the consumer's s3:// checkpoint and output); `spark.emr-serverless.driverEnv.*`
 becomes the driver's environment. What differs: `--master local[2]`, no Spark UI, the artifacts' s3:// URIs
 replaced by the dist/ files, and s3:// read and written through Hadoop's S3A filesystem on the stand-in, where
@@ -12,6 +12,7 @@ from __future__ import annotations
 import shlex
 from pathlib import Path
 
+from devtools.jars import s3a_conf
 from devtools.local_aws import FAKE_ENV
 
 DRIVER_ENV_PREFIX = "spark.emr-serverless.driverEnv."
@@ -49,28 +50,19 @@ def spark_submit_args(request: dict, local_paths: dict[str, str]) -> tuple[list[
     return argv, env
 
 
-def s3_conf(endpoint_url: str, region: str, jars: list[Path]) -> dict[str, str]:
-    """Hadoop's s3:// on the stand-in: S3A for the scheme EMRFS serves on EMR (Spark's checkpoint and file sink
-    use it), path-style over plain HTTP, with the credentials of the driver's environment (the stand-in's fake
-    keys: no key on the command line)."""
-    return {
-        "spark.jars": ",".join(str(p) for p in jars),
-        "spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
-        "spark.hadoop.fs.AbstractFileSystem.s3.impl": "org.apache.hadoop.fs.s3a.S3A",
-        "spark.hadoop.fs.s3a.endpoint": endpoint_url,
-        "spark.hadoop.fs.s3a.endpoint.region": region,
-        "spark.hadoop.fs.s3a.path.style.access": "true",
-        "spark.hadoop.fs.s3a.connection.ssl.enabled": "false",
-        "spark.hadoop.fs.s3a.aws.credentials.provider":
-            "software.amazon.awssdk.auth.credentials.EnvironmentVariableCredentialsProvider",
-    }
+def s3_conf(endpoint_url: str, region: str) -> dict[str, str]:
+    """Hadoop's s3:// on the stand-in: S3A (the benchmarks' s3a:// settings: path-style over plain HTTP, the
+    driver environment's fake keys, so no key is on the command line) for the scheme EMRFS serves on EMR,
+    where Spark's checkpoint and file sink write."""
+    return {**s3a_conf(endpoint_url, region), "spark.hadoop.fs.s3.impl": "org.apache.hadoop.fs.s3a.S3AFileSystem",
+            "spark.hadoop.fs.AbstractFileSystem.s3.impl": "org.apache.hadoop.fs.s3a.S3A"}
 
 
-def local_command(spark_home: Path, request: dict, local_paths: dict[str, str], endpoint_url: str, region: str,
-                  jars: list[Path]) -> list[str]:
+def local_command(spark_home: Path, request: dict, local_paths: dict[str, str], endpoint_url: str,
+                  region: str) -> list[str]:
     """The spark-submit command line of the request's run on the stand-in."""
     argv, _ = spark_submit_args(request, local_paths)
-    conf = {**LOCAL_CONF, **s3_conf(endpoint_url, region, jars)}
+    conf = {**LOCAL_CONF, **s3_conf(endpoint_url, region)}
     head = [str(spark_home / "bin" / "spark-submit"), "--master", "local[2]"]
     for k, v in conf.items():
         head += ["--conf", f"{k}={v}"]

@@ -13,7 +13,6 @@ import platform
 import re
 import shlex
 import shutil
-import signal
 import subprocess
 import tarfile
 import time
@@ -22,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Callable, Iterator
 
-from devtools import jars
+from devtools import jars, processes
 from ops.local_stack import LocalStackError
 from ops.local_stack.emr_locally import EMR_SPARK, driver_environment, local_command
 from ops.packaging.target import CONNECTOR_ARCHIVE_ALIAS, ENV_ARCHIVE_ALIAS
@@ -96,7 +95,7 @@ def start(state_dir: Path, run_id: str, request: dict, dist: Path, manifest: dic
         tar.extractall(paths.work / ENV_ARCHIVE_ALIAS, filter="tar")
     with zipfile.ZipFile(dist / manifest["connector"]) as zf:
         zf.extractall(paths.work / CONNECTOR_ARCHIVE_ALIAS)
-    command = local_command(home, request, local_paths, endpoint_url, region, jars.paths("s3a"))
+    command = local_command(home, request, local_paths, endpoint_url, region)
     env = driver_environment(request, home, dict(os.environ))
     paths.meta.write_text(json.dumps({"runId": run_id, "name": request.get("name"), "checkpoint": checkpoint,
                                       "command": command}, indent=1) + "\n")
@@ -129,17 +128,7 @@ def _alive(paths: RunPaths) -> bool:
         os.killpg(group, 0)
     except (FileNotFoundError, ValueError, ProcessLookupError, PermissionError):
         return False
-    proc = Path("/proc")
-    if not proc.is_dir():
-        return True
-    for stat in proc.glob("[0-9]*/stat"):
-        try:
-            fields = stat.read_text().rsplit(")", 1)[1].split()  # after "pid (comm)": state, ppid, pgrp, ...
-        except (OSError, IndexError):
-            continue
-        if int(fields[2]) == group and fields[0] != "Z":
-            return True
-    return False
+    return bool(processes.group(group)) if Path("/proc").is_dir() else True
 
 
 def _lines(path: Path) -> list[str]:
@@ -199,14 +188,7 @@ def cancel(paths: RunPaths, timeout: float = 30) -> bool:
         return False
     paths.cancelled.touch()
     group = int(paths.pid.read_text())
-    os.killpg(group, signal.SIGTERM)
-    deadline = time.monotonic() + timeout
-    while _alive(paths) and time.monotonic() < deadline:
-        _reap(group)
-        time.sleep(0.2)
-    if _alive(paths):
-        os.killpg(group, signal.SIGKILL)
-        _reap(group)
+    processes.terminate(lambda sig: os.killpg(group, sig), lambda: _alive(paths), timeout, lambda: _reap(group))
     return True
 
 

@@ -10,13 +10,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import signal
 import socket
 import subprocess
 import time
 from pathlib import Path
 from typing import Callable
 
+from devtools import processes
 from devtools.local_aws import FAKE_ENV, start_moto_server
 from ops.local_stack import LocalStackError
 
@@ -178,14 +178,7 @@ def stop(state_dir: Path, log: Callable[[str], None] = print, timeout: float = 1
     paths = StatePaths(state_dir)
     pid = _running_pid(paths)
     if pid:
-        os.kill(pid, signal.SIGTERM)
-        deadline = time.monotonic() + timeout
-        while _is_moto(pid) and time.monotonic() < deadline:
-            _reap(pid)
-            time.sleep(0.1)
-        if _is_moto(pid):
-            os.kill(pid, signal.SIGKILL)
-            _reap(pid)
+        processes.terminate(lambda sig: os.kill(pid, sig), lambda: _is_moto(pid), timeout, lambda: _reap(pid))
         log(f"stopped the moto server (PID {pid})")
     else:
         log(f"no local stack is running (no live PID in {paths.pid})")

@@ -80,12 +80,7 @@ def test_a_drained_multi_batch_run_records_every_batch_s_commit_before_it_exits(
             "--output", str(tmp_path / "out"), "--endpoint-url", moto_endpoint, "--region", "us-east-1",
             "--state-location", state, "--until-drained", "--idle-checks", "2",
             "--option", "maxFilesPerTrigger=2", "--option", "sqs.longPollingWaitTimeSeconds=1"]
-    job = Job(args, tmp_path / "run.log")
-    try:
-        assert job.wait(timeout=300) == 0, job.tail()
-    finally:
-        job.kill()
-    log = (tmp_path / "run.log").read_text(errors="replace")
+    log = Job.run(args, tmp_path / "run.log")
     assert "[job] batch 2: 1 files, 1 rows" in log, log[-3000:]
     assert sorted(committed_rows(tmp_path / "out", ["id"])) == [(i,) for i in range(5)]
 
@@ -121,12 +116,8 @@ def test_a_run_killed_between_spark_s_commit_and_its_next_plan_goes_on_from_ther
         first.kill()  # SIGKILL: the next trigger, where the source would hear of the commit, is a minute away
     assert not (ck / "offsets" / "1").exists()
 
-    rerun = Job(args + ["--trigger-interval", "1 second", "--until-drained", "--idle-checks", "2"],
-                tmp_path / "run2.log")
-    try:
-        assert rerun.wait(timeout=240) == 0, rerun.tail()
-    finally:
-        rerun.kill()
+    Job.run(args + ["--trigger-interval", "1 second", "--until-drained", "--idle-checks", "2"], tmp_path / "run2.log",
+            timeout=240)
     assert sorted(committed_rows(out, ["id"])) == [(i,) for i in range(4)]
     marked = {f.key for m in markers.read_all(LocalStore(str(ck / "source-state"))) for f in m.files}
     assert marked == {f"in/part-{i}.csv" for i in range(4)}

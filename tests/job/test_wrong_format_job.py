@@ -40,12 +40,7 @@ def test_a_wrong_format_file_is_quarantined_and_malformed_rows_are_a_metric(moto
             str(ck), "--output", str(out), "--endpoint-url", moto_endpoint, "--region", "us-east-1",
             "--trigger-interval", "1 second", "--until-drained", "--idle-checks", "2",
             "--option", "sqs.longPollingWaitTimeSeconds=1"]
-    job = Job(args, tmp_path / "run.log")
-    try:
-        assert job.wait(timeout=300) == 0, job.tail()
-    finally:
-        job.kill()
-    log = (tmp_path / "run.log").read_text(errors="replace")
+    log = Job.run(args, tmp_path / "run.log")
 
     # The sink has the JSON files' rows, the mixed file's malformed ones with nulls, and none of the CSV file.
     assert sorted(committed_rows(out, ["id", "name"]), key=str) == sorted(

@@ -63,4 +63,14 @@ class Job:
     def tail(self, n: int = 80) -> str:
         return log_tail(self.log_path, n)
 
+    @classmethod
+    def run(cls, args: list[str], log_path: Path, timeout: float = 300, exit_code: int = 0) -> str:
+        """Run the job to its end, which must be `exit_code`; its log."""
+        job = cls(args, log_path)
+        try:
+            assert job.wait(timeout=timeout) == exit_code, job.tail()
+        finally:
+            job.kill()
+        return log_path.read_text(errors="replace")
+
 
