@@ -93,6 +93,15 @@ def alive(pid: int) -> bool:
     return fields is not None and fields[0] != "Z"  # a zombie has died; its parent has not reaped it yet
 
 
+def reap(pid: int) -> None:
+    """Collect a child's exit status, if `pid` is this process's child (the tests start servers and runs
+    in-process); a dead child not reaped stays a zombie."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        pass
+
+
 def terminate(kill: Callable[[int], None], alive: Callable[[], bool], timeout: float,
               reap: Callable[[], None] = lambda: None) -> None:
     """SIGTERM through `kill`, up to `timeout` seconds for `alive` to say it went, then SIGKILL. `reap` collects

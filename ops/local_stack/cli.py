@@ -10,6 +10,7 @@ from pathlib import Path
 from urllib.parse import urlparse
 
 from ops import cli
+from ops.emr import runs
 from ops.emr.cli import add_run_flags, prepare_submission
 from ops.emr.request import DEFAULT_MAX_FAILED_ATTEMPTS_PER_HOUR
 from ops.local_stack import LocalStackError, job_runs, stack
@@ -109,7 +110,7 @@ def _run_job(args, out) -> int:
     args.region = args.region or stack.REGION
     sub = prepare_submission(args, job_endpoint_url=endpoint)
     job_runs.check_machine(sub.manifest)
-    checkpoint = _checkpoint(sub.request)
+    checkpoint = runs.checkpoint_of(sub.request)  # as submit-job reads it
     busy = job_runs.live_on_checkpoint(args.state_dir, checkpoint)
     if busy:
         raise LocalStackError(f"run {busy[0]} is still running on {checkpoint}; cancel it first: "
@@ -134,11 +135,6 @@ def _run_job(args, out) -> int:
     cli.say(f"run {run_id} ended {ended}:\n{job_runs.why_failed(paths)}\n"
             f"its whole log: {cli.command_line('local-stack', 'logs', run_id, *state, '--stream', 'stderr')}")
     return cli.NOT_DONE
-
-
-def _checkpoint(request: dict) -> str | None:
-    argv = request["jobDriver"]["sparkSubmit"].get("entryPointArguments", [])
-    return argv[argv.index("--checkpoint") + 1] if "--checkpoint" in argv else None
 
 
 def _logs(args, out) -> int:

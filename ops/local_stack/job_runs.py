@@ -11,7 +11,6 @@ import json
 import os
 import platform
 import re
-import shlex
 import shutil
 import subprocess
 import tarfile
@@ -188,15 +187,8 @@ def cancel(paths: RunPaths, timeout: float = 30) -> bool:
         return False
     paths.cancelled.touch()
     group = int(paths.pid.read_text())
-    processes.terminate(lambda sig: os.killpg(group, sig), lambda: _alive(paths), timeout, lambda: _reap(group))
+    processes.terminate(lambda sig: os.killpg(group, sig), lambda: _alive(paths), timeout, lambda: processes.reap(group))
     return True
-
-
-def _reap(pid: int) -> None:
-    try:
-        os.waitpid(pid, os.WNOHANG)  # when the run is this process's child (tests start it in-process)
-    except ChildProcessError:
-        pass
 
 
 def follow(paths: RunPaths, stream: str, keep_going: bool, poll: float = 0.5) -> Iterator[str]:
@@ -211,7 +203,3 @@ def follow(paths: RunPaths, stream: str, keep_going: bool, poll: float = 0.5) ->
         if not going:
             return
         time.sleep(poll)
-
-
-def command_line(paths: RunPaths) -> str:
-    return shlex.join(json.loads(paths.meta.read_text())["command"])

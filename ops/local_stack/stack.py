@@ -178,7 +178,7 @@ def stop(state_dir: Path, log: Callable[[str], None] = print, timeout: float = 1
     paths = StatePaths(state_dir)
     pid = _running_pid(paths)
     if pid:
-        processes.terminate(lambda sig: os.kill(pid, sig), lambda: _is_moto(pid), timeout, lambda: _reap(pid))
+        processes.terminate(lambda sig: os.kill(pid, sig), lambda: _is_moto(pid), timeout, lambda: processes.reap(pid))
         log(f"stopped the moto server (PID {pid})")
     else:
         log(f"no local stack is running (no live PID in {paths.pid})")
@@ -192,11 +192,3 @@ def stop(state_dir: Path, log: Callable[[str], None] = print, timeout: float = 1
             log(f"removed {target}")
         paths.outputs.unlink()
     return pid is not None
-
-
-def _reap(pid: int) -> None:
-    """Collect the exit status when the server is this process's child (the tests start it in-process)."""
-    try:
-        os.waitpid(pid, os.WNOHANG)
-    except ChildProcessError:
-        pass
